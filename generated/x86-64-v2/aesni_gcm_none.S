@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
- *   Context: 512 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 640 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_none_init   requires SSE2, SSSE3, AESNI, PCLMULQDQ
@@ -46,7 +46,7 @@ aesgen_aesni_gcm_none_init:
 .Laesgen_aesni_gcm_none_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$8, %rcx
+	movq	$10, %rcx
 .Laesgen_aesni_gcm_none_init_zero:
 	movdqa	%xmm0, (%rax)
 	movdqa	%xmm0, 16(%rax)
@@ -772,6 +772,9 @@ aesgen_aesni_gcm_none_init:
 	pand	.Laesgen_aesni_gcm_none_init_ghash_poly(%rip), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqa	%xmm0, 368(%rdi)
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, 496(%rdi)
 	movdqa	%xmm0, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -797,6 +800,9 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm3, %xmm1
 	pxor	%xmm2, %xmm1
 	movdqa	%xmm1, 352(%rdi)
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, 480(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -821,6 +827,9 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 336(%rdi)
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, 464(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -845,6 +854,9 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 320(%rdi)
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, 448(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -869,6 +881,9 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 304(%rdi)
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, 432(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -893,6 +908,9 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 288(%rdi)
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, 416(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -917,6 +935,9 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 272(%rdi)
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, 400(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -941,6 +962,9 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 256(%rdi)
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -998,33 +1022,33 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_none_seal_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rbx)
-	movdqa	%xmm0, 432(%rbx)
-	movq	$0, 480(%rbx)
-	movq	$0, 488(%rbx)
-	movq	$0, 496(%rbx)
+	movdqa	%xmm0, 544(%rbx)
+	movdqa	%xmm0, 560(%rbx)
+	movq	$0, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rbx)
+	movq	%rdx, 592(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rbx)
-	movl	$0x1000000, 476(%rbx)
-	movdqa	464(%rbx), %xmm0
+	movl	%edx, 600(%rbx)
+	movl	$0x1000000, 604(%rbx)
+	movdqa	592(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %r10
-	addq	%rdx, 488(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %r10
+	addq	%rdx, 616(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rbx,%r10,1), %r12
+	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no8
@@ -1059,7 +1083,7 @@ aesgen_aesni_gcm_none_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1086,7 +1110,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_seal_whole:
 .Laesgen_aesni_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1094,120 +1118,107 @@ aesgen_aesni_gcm_none_seal:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rbx), %xmm3
-	pclmulqdq	$16, 256(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rbx), %xmm4
+	pclmulqdq	$0, 256(%rbx), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm1
+	pclmulqdq	$0, 384(%rbx), %xmm0
+	movdqu	16(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rbx), %xmm4
+	movdqu	32(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rbx), %xmm4
+	movdqu	48(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rbx), %xmm4
+	movdqu	64(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rbx), %xmm4
+	movdqu	80(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rbx), %xmm4
+	movdqu	96(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rbx), %xmm4
+	movdqu	112(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_seal_hash8
@@ -1218,36 +1229,37 @@ aesgen_aesni_gcm_none_seal:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rbx), %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_seal_hash1
 .Laesgen_aesni_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_absorbed
-	leaq	432(%rbx), %r10
+	leaq	560(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1277,12 +1289,12 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_seal_no1_2:
 .Laesgen_aesni_gcm_none_seal_absorbed:
-	movdqa	%xmm0, 416(%rbx)
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	movdqa	%xmm0, 544(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1309,7 +1321,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_seal_flushed:
 	movq	%rdi, %xmm1
 	pxor	%xmm1, %xmm0
@@ -1339,13 +1351,13 @@ aesgen_aesni_gcm_none_seal:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rbx)
-	movq	$0, 488(%rbx)
+	movdqa	%xmm1, 544(%rbx)
+	movq	$0, 616(%rbx)
 .Laesgen_aesni_gcm_none_seal_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rbx)
+	movdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_seal_aes128
@@ -1436,17 +1448,17 @@ aesgen_aesni_gcm_none_seal:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes_done:
-	movdqa	%xmm0, 384(%rbx)
-	movdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
-	addq	%rax, 480(%rbx)
+	movdqa	%xmm0, 512(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
+	addq	%rax, 608(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	432(%rbx,%rdx,1), %r10
+	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no8_3
@@ -1481,7 +1493,7 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1508,7 +1520,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_seal_whole_2:
 .Laesgen_aesni_gcm_none_seal_hash8_2:
 	cmpq	$128, %rax
@@ -1516,120 +1528,107 @@ aesgen_aesni_gcm_none_seal:
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rbx), %xmm3
-	pclmulqdq	$16, 256(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rbx), %xmm4
+	pclmulqdq	$0, 256(%rbx), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm1
+	pclmulqdq	$0, 384(%rbx), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rbx), %xmm4
+	movdqu	32(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rbx), %xmm4
+	movdqu	48(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rbx), %xmm4
+	movdqu	64(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rbx), %xmm4
+	movdqu	80(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rbx), %xmm4
+	movdqu	96(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rbx), %xmm4
+	movdqu	112(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_none_seal_hash8_2
@@ -1640,36 +1639,37 @@ aesgen_aesni_gcm_none_seal:
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rbx), %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_none_seal_hash1_2
 .Laesgen_aesni_gcm_none_seal_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	leaq	432(%rbx), %rdx
+	leaq	560(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_4
 	movq	(%rcx), %rsi
@@ -1699,7 +1699,7 @@ aesgen_aesni_gcm_none_seal:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_seal_no1_4:
 .Laesgen_aesni_gcm_none_seal_absorbed_2:
-	movdqa	%xmm0, 416(%rbx)
+	movdqa	%xmm0, 544(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -1707,13 +1707,13 @@ aesgen_aesni_gcm_none_seal:
 	call	aesgen_aesni_gcm_none_encrypt_data
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	cmpq	$0, 496(%rbx)
+	cmpq	$0, 624(%rbx)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data
-	movdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
+	movdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_2
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1740,16 +1740,16 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_seal_flushed_2:
-	movdqa	%xmm0, 416(%rbx)
-	movq	$1, 496(%rbx)
+	movdqa	%xmm0, 544(%rbx)
+	movq	$1, 624(%rbx)
 .Laesgen_aesni_gcm_none_seal_in_data:
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_3
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1776,9 +1776,9 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_seal_flushed_3:
-	movq	480(%rbx), %rdx
+	movq	608(%rbx), %rdx
 	shlq	$3, %rdx
-	movq	488(%rbx), %rsi
+	movq	616(%rbx), %rsi
 	shlq	$3, %rsi
 	movq	%rsi, %xmm1
 	movq	%rdx, %xmm2
@@ -1808,9 +1808,9 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	pxor	384(%rbx), %xmm1
-	movdqa	%xmm1, 464(%rbx)
-	leaq	464(%rbx), %rdx
+	pxor	512(%rbx), %xmm1
+	movdqa	%xmm1, 592(%rbx)
+	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -1854,6 +1854,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -1866,6 +1867,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -1916,33 +1918,33 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_none_open_reject
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rbx)
-	movdqa	%xmm0, 432(%rbx)
-	movq	$0, 480(%rbx)
-	movq	$0, 488(%rbx)
-	movq	$0, 496(%rbx)
+	movdqa	%xmm0, 544(%rbx)
+	movdqa	%xmm0, 560(%rbx)
+	movq	$0, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rbx)
+	movq	%rdx, 592(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rbx)
-	movl	$0x1000000, 476(%rbx)
-	movdqa	464(%rbx), %xmm0
+	movl	%edx, 600(%rbx)
+	movl	$0x1000000, 604(%rbx)
+	movdqa	592(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %r10
-	addq	%rdx, 488(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %r10
+	addq	%rdx, 616(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_open_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rbx,%r10,1), %r12
+	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_open_no8
@@ -1977,7 +1979,7 @@ aesgen_aesni_gcm_none_open:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_open_absorbed
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2004,7 +2006,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_open_whole:
 .Laesgen_aesni_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -2012,120 +2014,107 @@ aesgen_aesni_gcm_none_open:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rbx), %xmm3
-	pclmulqdq	$16, 256(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rbx), %xmm4
+	pclmulqdq	$0, 256(%rbx), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm1
+	pclmulqdq	$0, 384(%rbx), %xmm0
+	movdqu	16(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rbx), %xmm4
+	movdqu	32(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rbx), %xmm4
+	movdqu	48(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rbx), %xmm4
+	movdqu	64(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rbx), %xmm4
+	movdqu	80(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rbx), %xmm4
+	movdqu	96(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rbx), %xmm4
+	movdqu	112(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_open_hash8
@@ -2136,36 +2125,37 @@ aesgen_aesni_gcm_none_open:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rbx), %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_open_hash1
 .Laesgen_aesni_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_absorbed
-	leaq	432(%rbx), %r10
+	leaq	560(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no8_2
 	movq	(%rsi), %r11
@@ -2195,12 +2185,12 @@ aesgen_aesni_gcm_none_open:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_open_no1_2:
 .Laesgen_aesni_gcm_none_open_absorbed:
-	movdqa	%xmm0, 416(%rbx)
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	movdqa	%xmm0, 544(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_flushed
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2227,7 +2217,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_open_flushed:
 	movq	%rdi, %xmm1
 	pxor	%xmm1, %xmm0
@@ -2257,13 +2247,13 @@ aesgen_aesni_gcm_none_open:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rbx)
-	movq	$0, 488(%rbx)
+	movdqa	%xmm1, 544(%rbx)
+	movq	$0, 616(%rbx)
 .Laesgen_aesni_gcm_none_open_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rbx)
+	movdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes128
@@ -2354,17 +2344,17 @@ aesgen_aesni_gcm_none_open:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes_done:
-	movdqa	%xmm0, 384(%rbx)
-	movdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
-	addq	%rax, 480(%rbx)
+	movdqa	%xmm0, 512(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
+	addq	%rax, 608(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	432(%rbx,%rdx,1), %r10
+	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no8_3
@@ -2399,7 +2389,7 @@ aesgen_aesni_gcm_none_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_absorbed_2
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2426,7 +2416,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_open_whole_2:
 .Laesgen_aesni_gcm_none_open_hash8_2:
 	cmpq	$128, %rax
@@ -2434,120 +2424,107 @@ aesgen_aesni_gcm_none_open:
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rbx), %xmm3
-	pclmulqdq	$16, 256(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rbx), %xmm4
+	pclmulqdq	$0, 256(%rbx), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm1
+	pclmulqdq	$0, 384(%rbx), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rbx), %xmm4
+	movdqu	32(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rbx), %xmm4
+	movdqu	48(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rbx), %xmm4
+	movdqu	64(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rbx), %xmm4
+	movdqu	80(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rbx), %xmm4
+	movdqu	96(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rbx), %xmm4
+	movdqu	112(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_none_open_hash8_2
@@ -2558,36 +2535,37 @@ aesgen_aesni_gcm_none_open:
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rbx), %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_none_open_hash1_2
 .Laesgen_aesni_gcm_none_open_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_open_absorbed_2
-	leaq	432(%rbx), %rdx
+	leaq	560(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
@@ -2617,7 +2595,7 @@ aesgen_aesni_gcm_none_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_4:
 .Laesgen_aesni_gcm_none_open_absorbed_2:
-	movdqa	%xmm0, 416(%rbx)
+	movdqa	%xmm0, 544(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2625,13 +2603,13 @@ aesgen_aesni_gcm_none_open:
 	call	aesgen_aesni_gcm_none_decrypt_data
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 496(%rbx)
+	cmpq	$0, 624(%rbx)
 	jne	.Laesgen_aesni_gcm_none_open_in_data
-	movdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rsi
+	movdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_2
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2658,16 +2636,16 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_open_flushed_2:
-	movdqa	%xmm0, 416(%rbx)
-	movq	$1, 496(%rbx)
+	movdqa	%xmm0, 544(%rbx)
+	movq	$1, 624(%rbx)
 .Laesgen_aesni_gcm_none_open_in_data:
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rsi
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_3
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2694,9 +2672,9 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_open_flushed_3:
-	movq	480(%rbx), %rsi
+	movq	608(%rbx), %rsi
 	shlq	$3, %rsi
-	movq	488(%rbx), %rdi
+	movq	616(%rbx), %rdi
 	shlq	$3, %rdi
 	movq	%rdi, %xmm1
 	movq	%rsi, %xmm2
@@ -2726,10 +2704,10 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	pxor	384(%rbx), %xmm1
-	movdqa	%xmm1, 464(%rbx)
+	pxor	512(%rbx), %xmm1
+	movdqa	%xmm1, 592(%rbx)
 	xorq	%rsi, %rsi
-	leaq	464(%rbx), %rdi
+	leaq	592(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -2816,6 +2794,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -2828,6 +2807,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -2839,6 +2819,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -2871,33 +2852,33 @@ aesgen_aesni_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_start_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	movdqa	464(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	movdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	432(%rdi,%rcx,1), %r10
+	leaq	560(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_start_no8
@@ -2932,7 +2913,7 @@ aesgen_aesni_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_none_start_absorbed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2959,7 +2940,7 @@ aesgen_aesni_gcm_none_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_start_whole:
 .Laesgen_aesni_gcm_none_start_hash8:
 	cmpq	$128, %rdx
@@ -2967,120 +2948,107 @@ aesgen_aesni_gcm_none_start:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rdi), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm0
+	movdqu	16(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
+	movdqu	32(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
+	movdqu	48(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
+	movdqu	64(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
+	movdqu	80(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
+	movdqu	96(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm4
+	movdqu	112(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_start_hash8
@@ -3091,36 +3059,37 @@ aesgen_aesni_gcm_none_start:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm1
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_start_hash1
 .Laesgen_aesni_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_start_absorbed
-	leaq	432(%rdi), %rcx
+	leaq	560(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -3150,12 +3119,12 @@ aesgen_aesni_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_none_start_no1_2:
 .Laesgen_aesni_gcm_none_start_absorbed:
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	movdqa	%xmm0, 544(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3182,7 +3151,7 @@ aesgen_aesni_gcm_none_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_start_flushed:
 	movq	%rax, %xmm1
 	pxor	%xmm1, %xmm0
@@ -3212,13 +3181,13 @@ aesgen_aesni_gcm_none_start:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	movdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_start_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_start_aes128
@@ -3309,13 +3278,14 @@ aesgen_aesni_gcm_none_start:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_aes_done
 .Laesgen_aesni_gcm_none_start_aes_done:
-	movdqa	%xmm0, 384(%rdi)
+	movdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	ret
 .Laesgen_aesni_gcm_none_start_refuse:
 	movl	$-1, %eax
@@ -3324,6 +3294,7 @@ aesgen_aesni_gcm_none_start:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	ret
 	.size	aesgen_aesni_gcm_none_start, .-aesgen_aesni_gcm_none_start
 	.section	.rodata
@@ -3347,22 +3318,22 @@ aesgen_aesni_gcm_none_start:
 	.p2align	5
 aesgen_aesni_gcm_none_aad:
 	endbr64
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	480(%rdi), %rax
+	subq	608(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_aad_refuse
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%rdx, 480(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%rdx, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	432(%rdi,%rax,1), %r9
+	leaq	560(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_aad_no8
@@ -3397,7 +3368,7 @@ aesgen_aesni_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_aad_absorbed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3424,7 +3395,7 @@ aesgen_aesni_gcm_none_aad:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_aad_whole:
 .Laesgen_aesni_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
@@ -3432,120 +3403,107 @@ aesgen_aesni_gcm_none_aad:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rdi), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm0
+	movdqu	16(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
+	movdqu	32(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
+	movdqu	48(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
+	movdqu	64(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
+	movdqu	80(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
+	movdqu	96(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm4
+	movdqu	112(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_aad_hash8
@@ -3556,36 +3514,37 @@ aesgen_aesni_gcm_none_aad:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm1
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_aad_hash1
 .Laesgen_aesni_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_absorbed
-	leaq	432(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -3615,13 +3574,14 @@ aesgen_aesni_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_none_aad_no1_2:
 .Laesgen_aesni_gcm_none_aad_absorbed:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	ret
 .Laesgen_aesni_gcm_none_aad_refuse:
 	movl	$-1, %eax
@@ -3630,6 +3590,7 @@ aesgen_aesni_gcm_none_aad:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	ret
 	.size	aesgen_aesni_gcm_none_aad, .-aesgen_aesni_gcm_none_aad
 	.section	.rodata
@@ -3651,7 +3612,7 @@ aesgen_aesni_gcm_none_aad:
 aesgen_aesni_gcm_none_encrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_encrypt_refuse
 	call	aesgen_aesni_gcm_none_encrypt_data
@@ -3673,7 +3634,7 @@ aesgen_aesni_gcm_none_encrypt:
 aesgen_aesni_gcm_none_decrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_decrypt_refuse
 	call	aesgen_aesni_gcm_none_decrypt_data
@@ -3698,13 +3659,13 @@ aesgen_aesni_gcm_none_finish_seal:
 	jb	.Laesgen_aesni_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_seal_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_seal_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3731,16 +3692,16 @@ aesgen_aesni_gcm_none_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3767,9 +3728,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_finish_seal_flushed_2:
-	movq	480(%rdi), %rax
+	movq	608(%rdi), %rax
 	shlq	$3, %rax
-	movq	488(%rdi), %rcx
+	movq	616(%rdi), %rcx
 	shlq	$3, %rcx
 	movq	%rcx, %xmm1
 	movq	%rax, %xmm2
@@ -3799,9 +3760,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1
-	pxor	384(%rdi), %xmm1
-	movdqa	%xmm1, 464(%rdi)
-	leaq	464(%rdi), %rax
+	pxor	512(%rdi), %xmm1
+	movdqa	%xmm1, 592(%rdi)
+	leaq	592(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_seal_no16
 	movq	(%rax), %rcx
@@ -3874,13 +3835,13 @@ aesgen_aesni_gcm_none_finish_open:
 	jb	.Laesgen_aesni_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_open_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_open_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rcx
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3907,16 +3868,16 @@ aesgen_aesni_gcm_none_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3943,9 +3904,9 @@ aesgen_aesni_gcm_none_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_finish_open_flushed_2:
-	movq	480(%rdi), %rcx
+	movq	608(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	488(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	movq	%r8, %xmm1
 	movq	%rcx, %xmm2
@@ -3975,10 +3936,10 @@ aesgen_aesni_gcm_none_finish_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1
-	pxor	384(%rdi), %xmm1
-	movdqa	%xmm1, 464(%rdi)
+	pxor	512(%rdi), %xmm1
+	movdqa	%xmm1, 592(%rdi)
 	xorq	%rcx, %rcx
-	leaq	464(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -4047,7 +4008,7 @@ aesgen_aesni_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 512 bytes of the context.
+# wipe(ctx): zero all 640 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_aesni_gcm_none_wipe
@@ -4056,7 +4017,7 @@ aesgen_aesni_gcm_none_finish_open:
 aesgen_aesni_gcm_none_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$8, %rax
+	movq	$10, %rax
 .Laesgen_aesni_gcm_none_wipe_zero:
 	movdqa	%xmm0, (%rdi)
 	movdqa	%xmm0, 16(%rdi)
@@ -4080,13 +4041,13 @@ aesgen_aesni_gcm_none_encrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_encrypt_data_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_data_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -4113,14 +4074,14 @@ aesgen_aesni_gcm_none_encrypt_data:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_data_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_data_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_data_bulk
 	movq	$16, %r8
@@ -4129,8 +4090,8 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_encrypt_data_no8
 	movq	(%r9), %rbp
@@ -4181,7 +4142,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_encrypt_data_saved
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -4208,7 +4169,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -4216,7 +4177,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_encrypt_data_data192
 .Laesgen_aesni_gcm_none_encrypt_data_data256:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_small256
 .Laesgen_aesni_gcm_none_encrypt_data_first256:
@@ -4415,267 +4376,254 @@ aesgen_aesni_gcm_none_encrypt_data:
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm7
+	movdqu	-128(%rcx), %xmm6
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm7
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm7, %xmm10
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm10
+	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
-	movdqa	%xmm7, %xmm11
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm6, %xmm11
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
-	movdqa	%xmm7, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
-	movdqa	%xmm7, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	movdqa	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
-	pxor	%xmm0, %xmm12
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
 	movdqu	-112(%rcx), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
+	pxor	%xmm13, %xmm14
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
-	pxor	%xmm0, %xmm10
+	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm13
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	pxor	%xmm0, %xmm5
 	pxor	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm7
+	pclmulqdq	$0, 400(%rdi), %xmm14
 	pxor	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
 	movdqa	16(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
 	movdqu	-96(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	movdqa	32(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	48(%rdi), %xmm0
 	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
+	movdqa	48(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 432(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	80(%rdi), %xmm0
 	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	112(%rdi), %xmm0
-	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	128(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-32(%rcx), %xmm13
-	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-16(%rcx), %xmm13
-	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	192(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm12, %xmm13
-	movdqa	208(%rdi), %xmm0
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
 	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	112(%rdi), %xmm0
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	movdqa	128(%rdi), %xmm0
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	144(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	192(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm11, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm9
+	pslldq	$8, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
 	movdqa	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm8
 	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
 	aesenc	%xmm0, %xmm9
-	movdqa	224(%rdi), %xmm0
 	pshufd	$78, %xmm10, %xmm10
+	movdqa	224(%rdi), %xmm0
 	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm3
@@ -4723,120 +4671,107 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$0, 384(%rdi), %xmm0
+	movdqu	-112(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 400(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
+	movdqu	-96(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 416(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
+	movdqu	-80(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 432(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
+	movdqu	-64(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	movdqu	-48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	-32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	-16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_none_encrypt_data_small256:
 .Laesgen_aesni_gcm_none_encrypt_data_again4_256:
 	cmpq	$64, %rdx
@@ -4943,68 +4878,63 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -5051,29 +4981,30 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -5114,9 +5045,9 @@ aesgen_aesni_gcm_none_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_2
 	movq	(%rsi), %r9
@@ -5162,10 +5093,10 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_data_no1_2:
 .Laesgen_aesni_gcm_none_encrypt_data_end256:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
 .Laesgen_aesni_gcm_none_encrypt_data_data128:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_small128
 .Laesgen_aesni_gcm_none_encrypt_data_first128:
@@ -5327,246 +5258,233 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain128
 	movdqa	%xmm1, %xmm2
-	movdqu	-128(%rcx), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	movdqu	-128(%rcx), %xmm5
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm1, %xmm3
-	movdqa	%xmm6, %xmm10
+	pxor	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm5, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
-	movdqa	%xmm6, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
-	pclmulqdq	$16, 256(%rdi), %xmm6
+	movdqa	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm12
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm0
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm8
+	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm8
+	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
-	pxor	%xmm8, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm0, %xmm9
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
-	pclmulqdq	$17, 272(%rdi), %xmm9
+	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
-	pxor	%xmm9, %xmm11
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
+	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
-	pclmulqdq	$1, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
-	pxor	%xmm13, %xmm12
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm13, %xmm12
 	pxor	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm3
 	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
 	pxor	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	pxor	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	pxor	%xmm0, %xmm6
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	pxor	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	pxor	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	pxor	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
 	movdqa	16(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	-80(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
-	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
-	movdqa	80(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 336(%rdi), %xmm14
+	movdqu	-64(%rcx), %xmm13
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 336(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	64(%rdi), %xmm0
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	96(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 352(%rdi), %xmm14
 	movdqa	112(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
-	movdqa	128(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	144(%rdi), %xmm0
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm5
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm6
 	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm9
+	aesenc	%xmm0, %xmm8
 	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm12
 	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm10, %xmm12
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
+	pshufd	$78, %xmm10, %xmm10
 	aesenclast	%xmm0, %xmm3
-	pshufd	$78, %xmm10, %xmm10
+	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm4
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm5
 	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm6
+	aesenclast	%xmm0, %xmm5
 	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm7
+	aesenclast	%xmm0, %xmm6
 	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm8
+	aesenclast	%xmm0, %xmm7
 	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm9
+	aesenclast	%xmm0, %xmm8
 	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -5600,120 +5518,107 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$0, 384(%rdi), %xmm0
+	movdqu	-112(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 400(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
+	movdqu	-96(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 416(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
+	movdqu	-80(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 432(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
+	movdqu	-64(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	movdqu	-48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	-32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	-16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_none_encrypt_data_small128:
 .Laesgen_aesni_gcm_none_encrypt_data_again4_128:
 	cmpq	$64, %rdx
@@ -5800,68 +5705,63 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -5900,29 +5800,30 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -5955,9 +5856,9 @@ aesgen_aesni_gcm_none_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_3
 	movq	(%rsi), %r9
@@ -6003,10 +5904,10 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_data_no1_3:
 .Laesgen_aesni_gcm_none_encrypt_data_end128:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
 .Laesgen_aesni_gcm_none_encrypt_data_data192:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_small192
 .Laesgen_aesni_gcm_none_encrypt_data_first192:
@@ -6193,233 +6094,221 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqa	%xmm1, %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	%xmm1, %xmm4
+	movdqa	%xmm1, %xmm5
 	movdqa	%xmm6, %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm0
+	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
-	pxor	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm13
+	movdqu	-112(%rcx), %xmm0
 	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm0, %xmm13
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
+	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
-	pxor	%xmm0, %xmm10
+	pclmulqdq	$0, 272(%rdi), %xmm14
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
-	pclmulqdq	$17, 272(%rdi), %xmm0
+	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
-	pxor	%xmm0, %xmm11
+	movdqa	%xmm0, %xmm14
 	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm3
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	pxor	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
 	pxor	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm7
 	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
 	pxor	%xmm0, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	pxor	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	movdqa	16(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
 	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	movdqa	48(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
+	movdqa	64(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	movdqa	80(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
 	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$1, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
 	movdqu	-32(%rcx), %xmm13
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm14
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm11, %xmm12
 	movdqa	176(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm3
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm3
 	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm4
 	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
 	psrldq	$8, %xmm13
 	aesenc	%xmm0, %xmm7
@@ -6427,12 +6316,12 @@ aesgen_aesni_gcm_none_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	movdqa	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm9
-	movdqa	192(%rdi), %xmm0
 	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm2
+	movdqa	192(%rdi), %xmm0
 	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm3
+	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
 	aesenclast	%xmm0, %xmm4
 	movdqa	%xmm10, %xmm12
 	aesenclast	%xmm0, %xmm5
@@ -6477,120 +6366,107 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$0, 384(%rdi), %xmm0
+	movdqu	-112(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 400(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
+	movdqu	-96(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 416(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
+	movdqu	-80(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 432(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
+	movdqu	-64(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	movdqu	-48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	-32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	-16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_none_encrypt_data_small192:
 .Laesgen_aesni_gcm_none_encrypt_data_again4_192:
 	cmpq	$64, %rdx
@@ -6687,68 +6563,63 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -6791,29 +6662,30 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -6850,9 +6722,9 @@ aesgen_aesni_gcm_none_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_4
 	movq	(%rsi), %r9
@@ -6898,10 +6770,10 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_data_no1_4:
 .Laesgen_aesni_gcm_none_encrypt_data_end192:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
 .Laesgen_aesni_gcm_none_encrypt_data_saved:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
@@ -6917,6 +6789,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	pxor	%xmm12, %xmm12
 	pxor	%xmm13, %xmm13
 	pxor	%xmm14, %xmm14
+	pxor	%xmm15, %xmm15
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -6943,13 +6816,13 @@ aesgen_aesni_gcm_none_decrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_decrypt_data_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_data_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -6976,14 +6849,14 @@ aesgen_aesni_gcm_none_decrypt_data:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_data_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_data_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_data_bulk
 	movq	$16, %r8
@@ -6992,8 +6865,8 @@ aesgen_aesni_gcm_none_decrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_decrypt_data_no8
 	movq	(%r9), %rbp
@@ -7044,7 +6917,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_decrypt_data_saved
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7071,7 +6944,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -7079,7 +6952,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_decrypt_data_data192
 .Laesgen_aesni_gcm_none_decrypt_data_data256:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_small256
 .Laesgen_aesni_gcm_none_decrypt_data_top256:
@@ -7087,267 +6960,254 @@ aesgen_aesni_gcm_none_decrypt_data:
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqu	(%rsi), %xmm7
+	movdqu	(%rsi), %xmm6
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm7
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm7, %xmm10
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm10
+	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
-	movdqa	%xmm7, %xmm11
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm6, %xmm11
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
-	movdqa	%xmm7, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
-	movdqa	%xmm7, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	movdqa	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
-	pxor	%xmm0, %xmm12
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
 	movdqu	16(%rsi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8
+	pxor	%xmm13, %xmm14
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
-	pxor	%xmm0, %xmm10
+	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm13
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	pxor	%xmm0, %xmm5
 	pxor	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm7
+	pclmulqdq	$0, 400(%rdi), %xmm14
 	pxor	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
 	movdqa	16(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
 	movdqu	32(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	movdqa	32(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	48(%rdi), %xmm0
 	movdqu	48(%rsi), %xmm13
-	aesenc	%xmm0, %xmm2
+	movdqa	48(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 432(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	80(%rdi), %xmm0
 	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	112(%rdi), %xmm0
-	movdqu	80(%rsi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	128(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	96(%rsi), %xmm13
-	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	112(%rsi), %xmm13
-	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	192(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm12, %xmm13
-	movdqa	208(%rdi), %xmm0
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
 	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	112(%rdi), %xmm0
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	movdqa	128(%rdi), %xmm0
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqu	96(%rsi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	144(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	movdqu	112(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	192(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm11, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm9
+	pslldq	$8, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
 	movdqa	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm8
 	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
 	aesenc	%xmm0, %xmm9
-	movdqa	224(%rdi), %xmm0
 	pshufd	$78, %xmm10, %xmm10
+	movdqa	224(%rdi), %xmm0
 	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm3
@@ -7399,68 +7259,63 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
@@ -7570,29 +7425,30 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
@@ -7669,9 +7525,9 @@ aesgen_aesni_gcm_none_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_2
 	movq	(%rsi), %r9
@@ -7717,256 +7573,243 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_data_no1_2:
 .Laesgen_aesni_gcm_none_decrypt_data_end256:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
 .Laesgen_aesni_gcm_none_decrypt_data_data128:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_small128
 .Laesgen_aesni_gcm_none_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain128
 	movdqa	%xmm1, %xmm2
-	movdqu	(%rsi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
+	movdqu	(%rsi), %xmm5
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm1, %xmm3
-	movdqa	%xmm6, %xmm10
+	pxor	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm5, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
-	movdqa	%xmm6, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
-	pclmulqdq	$16, 256(%rdi), %xmm6
+	movdqa	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm12
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm0
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm8
+	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm8
+	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
-	pxor	%xmm8, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm0, %xmm9
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
-	pclmulqdq	$17, 272(%rdi), %xmm9
+	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8
-	pxor	%xmm9, %xmm11
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
+	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
-	pclmulqdq	$1, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9
-	pxor	%xmm13, %xmm12
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm13, %xmm12
 	pxor	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm3
 	movdqu	32(%rsi), %xmm13
+	pxor	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
 	pxor	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	pxor	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	pxor	%xmm0, %xmm6
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	pxor	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	pxor	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	pxor	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
 	movdqa	16(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	48(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
-	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	80(%rsi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
-	movdqa	80(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 336(%rdi), %xmm14
+	movdqu	64(%rsi), %xmm13
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 336(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	64(%rdi), %xmm0
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	96(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	96(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 352(%rdi), %xmm14
 	movdqa	112(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
-	movdqa	128(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	144(%rdi), %xmm0
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm5
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm6
 	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm9
+	aesenc	%xmm0, %xmm8
 	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm12
 	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm10, %xmm12
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
+	pshufd	$78, %xmm10, %xmm10
 	aesenclast	%xmm0, %xmm3
-	pshufd	$78, %xmm10, %xmm10
+	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm4
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm5
 	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm6
+	aesenclast	%xmm0, %xmm5
 	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm7
+	aesenclast	%xmm0, %xmm6
 	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm8
+	aesenclast	%xmm0, %xmm7
 	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm9
+	aesenclast	%xmm0, %xmm8
 	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -8004,68 +7847,63 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
@@ -8155,29 +7993,30 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
@@ -8238,9 +8077,9 @@ aesgen_aesni_gcm_none_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_3
 	movq	(%rsi), %r9
@@ -8286,10 +8125,10 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_data_no1_3:
 .Laesgen_aesni_gcm_none_decrypt_data_end128:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
 .Laesgen_aesni_gcm_none_decrypt_data_data192:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_small192
 .Laesgen_aesni_gcm_none_decrypt_data_top192:
@@ -8303,233 +8142,221 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqa	%xmm1, %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	%xmm1, %xmm4
+	movdqa	%xmm1, %xmm5
 	movdqa	%xmm6, %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm0
+	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
-	pxor	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqu	16(%rsi), %xmm13
+	movdqu	16(%rsi), %xmm0
 	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm0, %xmm13
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
+	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8
-	pxor	%xmm0, %xmm10
+	pclmulqdq	$0, 272(%rdi), %xmm14
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
-	pclmulqdq	$17, 272(%rdi), %xmm0
+	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9
-	pxor	%xmm0, %xmm11
+	movdqa	%xmm0, %xmm14
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm3
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	pxor	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
 	pxor	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm7
 	movdqu	32(%rsi), %xmm13
+	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
 	pxor	%xmm0, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	pxor	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	movdqa	16(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
 	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	48(%rsi), %xmm13
-	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	movdqa	48(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
+	movdqa	64(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	movdqa	80(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
 	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$1, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
 	movdqu	96(%rsi), %xmm13
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm14
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm11, %xmm12
 	movdqa	176(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm3
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm3
 	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm4
 	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
 	psrldq	$8, %xmm13
 	aesenc	%xmm0, %xmm7
@@ -8537,12 +8364,12 @@ aesgen_aesni_gcm_none_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	movdqa	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm9
-	movdqa	192(%rdi), %xmm0
 	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm2
+	movdqa	192(%rdi), %xmm0
 	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm3
+	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
 	aesenclast	%xmm0, %xmm4
 	movdqa	%xmm10, %xmm12
 	aesenclast	%xmm0, %xmm5
@@ -8591,68 +8418,63 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
@@ -8752,29 +8574,30 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
@@ -8843,9 +8666,9 @@ aesgen_aesni_gcm_none_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_4
 	movq	(%rsi), %r9
@@ -8891,10 +8714,10 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_data_no1_4:
 .Laesgen_aesni_gcm_none_decrypt_data_end192:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
 .Laesgen_aesni_gcm_none_decrypt_data_saved:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
@@ -8910,6 +8733,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	pxor	%xmm12, %xmm12
 	pxor	%xmm13, %xmm13
 	pxor	%xmm14, %xmm14
+	pxor	%xmm15, %xmm15
 	popq	%rbp
 	popq	%rbx
 	ret

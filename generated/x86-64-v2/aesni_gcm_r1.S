@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
- *   Context: 4928 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_r1_init   requires SSE2, SSSE3, AESNI, PCLMULQDQ
@@ -46,7 +46,7 @@ aesgen_aesni_gcm_r1_init:
 .Laesgen_aesni_gcm_r1_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$77, %rcx
+	movq	$79, %rcx
 .Laesgen_aesni_gcm_r1_init_zero:
 	movdqa	%xmm0, (%rax)
 	movdqa	%xmm0, 16(%rax)
@@ -772,6 +772,9 @@ aesgen_aesni_gcm_r1_init:
 	pand	.Laesgen_aesni_gcm_r1_init_ghash_poly(%rip), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqa	%xmm0, 368(%rdi)
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, 496(%rdi)
 	movdqa	%xmm0, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -797,6 +800,9 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm3, %xmm1
 	pxor	%xmm2, %xmm1
 	movdqa	%xmm1, 352(%rdi)
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, 480(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -821,6 +827,9 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 336(%rdi)
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, 464(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -845,6 +854,9 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 320(%rdi)
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, 448(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -869,6 +881,9 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 304(%rdi)
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, 432(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -893,6 +908,9 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 288(%rdi)
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, 416(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -917,6 +935,9 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 272(%rdi)
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, 400(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -941,6 +962,9 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 256(%rdi)
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -998,33 +1022,33 @@ aesgen_aesni_gcm_r1_seal:
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_r1_seal_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rbx)
-	movdqa	%xmm0, 432(%rbx)
-	movq	$0, 480(%rbx)
-	movq	$0, 488(%rbx)
-	movq	$0, 496(%rbx)
+	movdqa	%xmm0, 544(%rbx)
+	movdqa	%xmm0, 560(%rbx)
+	movq	$0, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rbx)
+	movq	%rdx, 592(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rbx)
-	movl	$0x1000000, 476(%rbx)
-	movdqa	464(%rbx), %xmm0
+	movl	%edx, 600(%rbx)
+	movl	$0x1000000, 604(%rbx)
+	movdqa	592(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_seal_have_j0
 .Laesgen_aesni_gcm_r1_seal_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %r10
-	addq	%rdx, 488(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %r10
+	addq	%rdx, 616(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_r1_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rbx,%r10,1), %r12
+	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_r1_seal_no8
@@ -1059,7 +1083,7 @@ aesgen_aesni_gcm_r1_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_r1_seal_absorbed
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1086,7 +1110,7 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_seal_whole:
 .Laesgen_aesni_gcm_r1_seal_hash8:
 	cmpq	$128, %rdx
@@ -1094,120 +1118,107 @@ aesgen_aesni_gcm_r1_seal:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rbx), %xmm3
-	pclmulqdq	$16, 256(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rbx), %xmm4
+	pclmulqdq	$0, 256(%rbx), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm1
+	pclmulqdq	$0, 384(%rbx), %xmm0
+	movdqu	16(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rbx), %xmm4
+	movdqu	32(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rbx), %xmm4
+	movdqu	48(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rbx), %xmm4
+	movdqu	64(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rbx), %xmm4
+	movdqu	80(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rbx), %xmm4
+	movdqu	96(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rbx), %xmm4
+	movdqu	112(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_seal_hash8
@@ -1218,36 +1229,37 @@ aesgen_aesni_gcm_r1_seal:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rbx), %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_seal_hash1
 .Laesgen_aesni_gcm_r1_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_absorbed
-	leaq	432(%rbx), %r10
+	leaq	560(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_no8_2
 	movq	(%rsi), %r11
@@ -1277,12 +1289,12 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_r1_seal_no1_2:
 .Laesgen_aesni_gcm_r1_seal_absorbed:
-	movdqa	%xmm0, 416(%rbx)
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	movdqa	%xmm0, 544(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1309,7 +1321,7 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_seal_flushed:
 	movq	%rdi, %xmm1
 	pxor	%xmm1, %xmm0
@@ -1339,35 +1351,27 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rbx)
-	movq	$0, 488(%rbx)
+	movdqa	%xmm1, 544(%rbx)
+	movq	$0, 616(%rbx)
 .Laesgen_aesni_gcm_r1_seal_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
-	movdqa	%xmm0, 464(%rbx)
-	movzbl	474(%rbx), %edx
+	movdqa	%xmm1, 528(%rbx)
+	movq	$-1, 632(%rbx)
+	movdqa	%xmm0, 592(%rbx)
+	movzbl	602(%rbx), %edx
 	shlq	$8, %rdx
-	movzbl	469(%rbx), %esi
+	movzbl	597(%rbx), %esi
 	orq	%rsi, %rdx
 	shlq	$8, %rdx
-	movzbl	464(%rbx), %esi
+	movzbl	592(%rbx), %esi
 	orq	%rsi, %rdx
 	orq	$0x1000000, %rdx
-	cmpq	512(%rbx), %rdx
+	cmpq	640(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_same_table
-	movq	%rdx, 512(%rbx)
+	movq	%rdx, 640(%rbx)
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rbx)
-	movdqa	%xmm1, 560(%rbx)
-	movdqa	%xmm1, 576(%rbx)
-	movdqa	%xmm1, 592(%rbx)
-	movdqa	%xmm1, 608(%rbx)
-	movdqa	%xmm1, 624(%rbx)
-	movdqa	%xmm1, 640(%rbx)
-	movdqa	%xmm1, 656(%rbx)
 	movdqa	%xmm1, 672(%rbx)
 	movdqa	%xmm1, 688(%rbx)
 	movdqa	%xmm1, 704(%rbx)
@@ -1376,6 +1380,14 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm1, 752(%rbx)
 	movdqa	%xmm1, 768(%rbx)
 	movdqa	%xmm1, 784(%rbx)
+	movdqa	%xmm1, 800(%rbx)
+	movdqa	%xmm1, 816(%rbx)
+	movdqa	%xmm1, 832(%rbx)
+	movdqa	%xmm1, 848(%rbx)
+	movdqa	%xmm1, 864(%rbx)
+	movdqa	%xmm1, 880(%rbx)
+	movdqa	%xmm1, 896(%rbx)
+	movdqa	%xmm1, 912(%rbx)
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
@@ -1467,17 +1479,17 @@ aesgen_aesni_gcm_r1_seal:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
 .Laesgen_aesni_gcm_r1_seal_aes_done:
-	movdqa	%xmm0, 384(%rbx)
-	movdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
-	addq	%rax, 480(%rbx)
+	movdqa	%xmm0, 512(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
+	addq	%rax, 608(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	432(%rbx,%rdx,1), %r10
+	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r1_seal_no8_3
@@ -1512,7 +1524,7 @@ aesgen_aesni_gcm_r1_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_absorbed_2
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1539,7 +1551,7 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_seal_whole_2:
 .Laesgen_aesni_gcm_r1_seal_hash8_2:
 	cmpq	$128, %rax
@@ -1547,120 +1559,107 @@ aesgen_aesni_gcm_r1_seal:
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rbx), %xmm3
-	pclmulqdq	$16, 256(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rbx), %xmm4
+	pclmulqdq	$0, 256(%rbx), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm1
+	pclmulqdq	$0, 384(%rbx), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rbx), %xmm4
+	movdqu	32(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rbx), %xmm4
+	movdqu	48(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rbx), %xmm4
+	movdqu	64(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rbx), %xmm4
+	movdqu	80(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rbx), %xmm4
+	movdqu	96(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rbx), %xmm4
+	movdqu	112(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_r1_seal_hash8_2
@@ -1671,36 +1670,37 @@ aesgen_aesni_gcm_r1_seal:
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rbx), %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_r1_seal_hash1_2
 .Laesgen_aesni_gcm_r1_seal_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_absorbed_2
-	leaq	432(%rbx), %rdx
+	leaq	560(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_no8_4
 	movq	(%rcx), %rsi
@@ -1730,7 +1730,7 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_r1_seal_no1_4:
 .Laesgen_aesni_gcm_r1_seal_absorbed_2:
-	movdqa	%xmm0, 416(%rbx)
+	movdqa	%xmm0, 544(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -1738,13 +1738,13 @@ aesgen_aesni_gcm_r1_seal:
 	call	aesgen_aesni_gcm_r1_encrypt_data
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	cmpq	$0, 496(%rbx)
+	cmpq	$0, 624(%rbx)
 	jne	.Laesgen_aesni_gcm_r1_seal_in_data
-	movdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
+	movdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed_2
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1771,16 +1771,16 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_seal_flushed_2:
-	movdqa	%xmm0, 416(%rbx)
-	movq	$1, 496(%rbx)
+	movdqa	%xmm0, 544(%rbx)
+	movq	$1, 624(%rbx)
 .Laesgen_aesni_gcm_r1_seal_in_data:
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed_3
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1807,9 +1807,9 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r1_seal_flushed_3:
-	movq	480(%rbx), %rdx
+	movq	608(%rbx), %rdx
 	shlq	$3, %rdx
-	movq	488(%rbx), %rsi
+	movq	616(%rbx), %rsi
 	shlq	$3, %rsi
 	movq	%rsi, %xmm1
 	movq	%rdx, %xmm2
@@ -1839,9 +1839,9 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	pxor	384(%rbx), %xmm1
-	movdqa	%xmm1, 464(%rbx)
-	leaq	464(%rbx), %rdx
+	pxor	512(%rbx), %xmm1
+	movdqa	%xmm1, 592(%rbx)
+	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_r1_seal_no16
 	movq	(%rdx), %rsi
@@ -1885,6 +1885,7 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -1897,6 +1898,7 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -1947,33 +1949,33 @@ aesgen_aesni_gcm_r1_open:
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_r1_open_reject
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rbx)
-	movdqa	%xmm0, 432(%rbx)
-	movq	$0, 480(%rbx)
-	movq	$0, 488(%rbx)
-	movq	$0, 496(%rbx)
+	movdqa	%xmm0, 544(%rbx)
+	movdqa	%xmm0, 560(%rbx)
+	movq	$0, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rbx)
+	movq	%rdx, 592(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rbx)
-	movl	$0x1000000, 476(%rbx)
-	movdqa	464(%rbx), %xmm0
+	movl	%edx, 600(%rbx)
+	movl	$0x1000000, 604(%rbx)
+	movdqa	592(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_open_have_j0
 .Laesgen_aesni_gcm_r1_open_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %r10
-	addq	%rdx, 488(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %r10
+	addq	%rdx, 616(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_r1_open_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rbx,%r10,1), %r12
+	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_r1_open_no8
@@ -2008,7 +2010,7 @@ aesgen_aesni_gcm_r1_open:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_r1_open_absorbed
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2035,7 +2037,7 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_open_whole:
 .Laesgen_aesni_gcm_r1_open_hash8:
 	cmpq	$128, %rdx
@@ -2043,120 +2045,107 @@ aesgen_aesni_gcm_r1_open:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rbx), %xmm3
-	pclmulqdq	$16, 256(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rbx), %xmm4
+	pclmulqdq	$0, 256(%rbx), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm1
+	pclmulqdq	$0, 384(%rbx), %xmm0
+	movdqu	16(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rbx), %xmm4
+	movdqu	32(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rbx), %xmm4
+	movdqu	48(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rbx), %xmm4
+	movdqu	64(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rbx), %xmm4
+	movdqu	80(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rbx), %xmm4
+	movdqu	96(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rbx), %xmm4
+	movdqu	112(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_open_hash8
@@ -2167,36 +2156,37 @@ aesgen_aesni_gcm_r1_open:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rbx), %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_open_hash1
 .Laesgen_aesni_gcm_r1_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_absorbed
-	leaq	432(%rbx), %r10
+	leaq	560(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_no8_2
 	movq	(%rsi), %r11
@@ -2226,12 +2216,12 @@ aesgen_aesni_gcm_r1_open:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_r1_open_no1_2:
 .Laesgen_aesni_gcm_r1_open_absorbed:
-	movdqa	%xmm0, 416(%rbx)
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	movdqa	%xmm0, 544(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_flushed
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2258,7 +2248,7 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_open_flushed:
 	movq	%rdi, %xmm1
 	pxor	%xmm1, %xmm0
@@ -2288,35 +2278,27 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rbx)
-	movq	$0, 488(%rbx)
+	movdqa	%xmm1, 544(%rbx)
+	movq	$0, 616(%rbx)
 .Laesgen_aesni_gcm_r1_open_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
-	movdqa	%xmm0, 464(%rbx)
-	movzbl	474(%rbx), %edx
+	movdqa	%xmm1, 528(%rbx)
+	movq	$-1, 632(%rbx)
+	movdqa	%xmm0, 592(%rbx)
+	movzbl	602(%rbx), %edx
 	shlq	$8, %rdx
-	movzbl	469(%rbx), %esi
+	movzbl	597(%rbx), %esi
 	orq	%rsi, %rdx
 	shlq	$8, %rdx
-	movzbl	464(%rbx), %esi
+	movzbl	592(%rbx), %esi
 	orq	%rsi, %rdx
 	orq	$0x1000000, %rdx
-	cmpq	512(%rbx), %rdx
+	cmpq	640(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r1_open_same_table
-	movq	%rdx, 512(%rbx)
+	movq	%rdx, 640(%rbx)
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rbx)
-	movdqa	%xmm1, 560(%rbx)
-	movdqa	%xmm1, 576(%rbx)
-	movdqa	%xmm1, 592(%rbx)
-	movdqa	%xmm1, 608(%rbx)
-	movdqa	%xmm1, 624(%rbx)
-	movdqa	%xmm1, 640(%rbx)
-	movdqa	%xmm1, 656(%rbx)
 	movdqa	%xmm1, 672(%rbx)
 	movdqa	%xmm1, 688(%rbx)
 	movdqa	%xmm1, 704(%rbx)
@@ -2325,6 +2307,14 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm1, 752(%rbx)
 	movdqa	%xmm1, 768(%rbx)
 	movdqa	%xmm1, 784(%rbx)
+	movdqa	%xmm1, 800(%rbx)
+	movdqa	%xmm1, 816(%rbx)
+	movdqa	%xmm1, 832(%rbx)
+	movdqa	%xmm1, 848(%rbx)
+	movdqa	%xmm1, 864(%rbx)
+	movdqa	%xmm1, 880(%rbx)
+	movdqa	%xmm1, 896(%rbx)
+	movdqa	%xmm1, 912(%rbx)
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
@@ -2416,17 +2406,17 @@ aesgen_aesni_gcm_r1_open:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
 .Laesgen_aesni_gcm_r1_open_aes_done:
-	movdqa	%xmm0, 384(%rbx)
-	movdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
-	addq	%rax, 480(%rbx)
+	movdqa	%xmm0, 512(%rbx)
+	movdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
+	addq	%rax, 608(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	432(%rbx,%rdx,1), %r10
+	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_no8_3
@@ -2461,7 +2451,7 @@ aesgen_aesni_gcm_r1_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_absorbed_2
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2488,7 +2478,7 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_open_whole_2:
 .Laesgen_aesni_gcm_r1_open_hash8_2:
 	cmpq	$128, %rax
@@ -2496,120 +2486,107 @@ aesgen_aesni_gcm_r1_open:
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rbx), %xmm3
-	pclmulqdq	$16, 256(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rbx), %xmm4
+	pclmulqdq	$0, 256(%rbx), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm1
+	pclmulqdq	$0, 384(%rbx), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rbx), %xmm4
+	movdqu	32(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rbx), %xmm4
+	movdqu	48(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rbx), %xmm4
+	movdqu	64(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rbx), %xmm4
+	movdqu	80(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rbx), %xmm4
+	movdqu	96(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rcx), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rbx), %xmm4
+	movdqu	112(%rcx), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rbx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rbx), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_r1_open_hash8_2
@@ -2620,36 +2597,37 @@ aesgen_aesni_gcm_r1_open:
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rbx), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rbx), %xmm3
-	pclmulqdq	$16, 368(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm1
+	pclmulqdq	$0, 496(%rbx), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_r1_open_hash1_2
 .Laesgen_aesni_gcm_r1_open_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r1_open_absorbed_2
-	leaq	432(%rbx), %rdx
+	leaq	560(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r1_open_no8_4
 	movq	(%rcx), %rsi
@@ -2679,7 +2657,7 @@ aesgen_aesni_gcm_r1_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_r1_open_no1_4:
 .Laesgen_aesni_gcm_r1_open_absorbed_2:
-	movdqa	%xmm0, 416(%rbx)
+	movdqa	%xmm0, 544(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2687,13 +2665,13 @@ aesgen_aesni_gcm_r1_open:
 	call	aesgen_aesni_gcm_r1_decrypt_data
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 496(%rbx)
+	cmpq	$0, 624(%rbx)
 	jne	.Laesgen_aesni_gcm_r1_open_in_data
-	movdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rsi
+	movdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_flushed_2
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2720,16 +2698,16 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rbx)
+	movdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_open_flushed_2:
-	movdqa	%xmm0, 416(%rbx)
-	movq	$1, 496(%rbx)
+	movdqa	%xmm0, 544(%rbx)
+	movq	$1, 624(%rbx)
 .Laesgen_aesni_gcm_r1_open_in_data:
-	movdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rsi
+	movdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_flushed_3
-	movdqa	432(%rbx), %xmm1
+	movdqa	560(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -2756,9 +2734,9 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r1_open_flushed_3:
-	movq	480(%rbx), %rsi
+	movq	608(%rbx), %rsi
 	shlq	$3, %rsi
-	movq	488(%rbx), %rdi
+	movq	616(%rbx), %rdi
 	shlq	$3, %rdi
 	movq	%rdi, %xmm1
 	movq	%rsi, %xmm2
@@ -2788,10 +2766,10 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	pxor	384(%rbx), %xmm1
-	movdqa	%xmm1, 464(%rbx)
+	pxor	512(%rbx), %xmm1
+	movdqa	%xmm1, 592(%rbx)
 	xorq	%rsi, %rsi
-	leaq	464(%rbx), %rdi
+	leaq	592(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_nocmp16
 	movq	(%rcx), %r8
@@ -2878,6 +2856,7 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -2890,6 +2869,7 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -2901,6 +2881,7 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -2933,33 +2914,33 @@ aesgen_aesni_gcm_r1_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r1_start_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	movdqa	464(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	movdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_start_have_j0
 .Laesgen_aesni_gcm_r1_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	432(%rdi,%rcx,1), %r10
+	leaq	560(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_start_no8
@@ -2994,7 +2975,7 @@ aesgen_aesni_gcm_r1_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_r1_start_absorbed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3021,7 +3002,7 @@ aesgen_aesni_gcm_r1_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_start_whole:
 .Laesgen_aesni_gcm_r1_start_hash8:
 	cmpq	$128, %rdx
@@ -3029,120 +3010,107 @@ aesgen_aesni_gcm_r1_start:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rdi), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm0
+	movdqu	16(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
+	movdqu	32(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
+	movdqu	48(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
+	movdqu	64(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
+	movdqu	80(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
+	movdqu	96(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm4
+	movdqu	112(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_start_hash8
@@ -3153,36 +3121,37 @@ aesgen_aesni_gcm_r1_start:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm1
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_start_hash1
 .Laesgen_aesni_gcm_r1_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_start_absorbed
-	leaq	432(%rdi), %rcx
+	leaq	560(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_start_no8_2
 	movq	(%rsi), %r8
@@ -3212,12 +3181,12 @@ aesgen_aesni_gcm_r1_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_r1_start_no1_2:
 .Laesgen_aesni_gcm_r1_start_absorbed:
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	movdqa	%xmm0, 544(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_start_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3244,7 +3213,7 @@ aesgen_aesni_gcm_r1_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_start_flushed:
 	movq	%rax, %xmm1
 	pxor	%xmm1, %xmm0
@@ -3274,35 +3243,27 @@ aesgen_aesni_gcm_r1_start:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	movdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_r1_start_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rdi)
-	movq	$-1, 504(%rdi)
-	movdqa	%xmm0, 464(%rdi)
-	movzbl	474(%rdi), %eax
+	movdqa	%xmm1, 528(%rdi)
+	movq	$-1, 632(%rdi)
+	movdqa	%xmm0, 592(%rdi)
+	movzbl	602(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	469(%rdi), %ecx
+	movzbl	597(%rdi), %ecx
 	orq	%rcx, %rax
 	shlq	$8, %rax
-	movzbl	464(%rdi), %ecx
+	movzbl	592(%rdi), %ecx
 	orq	%rcx, %rax
 	orq	$0x1000000, %rax
-	cmpq	512(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_start_same_table
-	movq	%rax, 512(%rdi)
+	movq	%rax, 640(%rdi)
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rdi)
-	movdqa	%xmm1, 560(%rdi)
-	movdqa	%xmm1, 576(%rdi)
-	movdqa	%xmm1, 592(%rdi)
-	movdqa	%xmm1, 608(%rdi)
-	movdqa	%xmm1, 624(%rdi)
-	movdqa	%xmm1, 640(%rdi)
-	movdqa	%xmm1, 656(%rdi)
 	movdqa	%xmm1, 672(%rdi)
 	movdqa	%xmm1, 688(%rdi)
 	movdqa	%xmm1, 704(%rdi)
@@ -3311,6 +3272,14 @@ aesgen_aesni_gcm_r1_start:
 	movdqa	%xmm1, 752(%rdi)
 	movdqa	%xmm1, 768(%rdi)
 	movdqa	%xmm1, 784(%rdi)
+	movdqa	%xmm1, 800(%rdi)
+	movdqa	%xmm1, 816(%rdi)
+	movdqa	%xmm1, 832(%rdi)
+	movdqa	%xmm1, 848(%rdi)
+	movdqa	%xmm1, 864(%rdi)
+	movdqa	%xmm1, 880(%rdi)
+	movdqa	%xmm1, 896(%rdi)
+	movdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3402,13 +3371,14 @@ aesgen_aesni_gcm_r1_start:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
 .Laesgen_aesni_gcm_r1_start_aes_done:
-	movdqa	%xmm0, 384(%rdi)
+	movdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	ret
 .Laesgen_aesni_gcm_r1_start_refuse:
 	movl	$-1, %eax
@@ -3417,6 +3387,7 @@ aesgen_aesni_gcm_r1_start:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	ret
 	.size	aesgen_aesni_gcm_r1_start, .-aesgen_aesni_gcm_r1_start
 	.section	.rodata
@@ -3440,22 +3411,22 @@ aesgen_aesni_gcm_r1_start:
 	.p2align	5
 aesgen_aesni_gcm_r1_aad:
 	endbr64
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	480(%rdi), %rax
+	subq	608(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_aad_refuse
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%rdx, 480(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%rdx, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	432(%rdi,%rax,1), %r9
+	leaq	560(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r1_aad_no8
@@ -3490,7 +3461,7 @@ aesgen_aesni_gcm_r1_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_aad_absorbed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3517,7 +3488,7 @@ aesgen_aesni_gcm_r1_aad:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_aad_whole:
 .Laesgen_aesni_gcm_r1_aad_hash8:
 	cmpq	$128, %rdx
@@ -3525,120 +3496,107 @@ aesgen_aesni_gcm_r1_aad:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	16(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rdi), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm0
+	movdqu	16(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 272(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 400(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	32(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
+	movdqu	32(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 288(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 416(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	48(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
+	movdqu	48(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 304(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 432(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	64(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
+	movdqu	64(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 448(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	80(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
+	movdqu	80(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 336(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 464(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	96(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
+	movdqu	96(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 352(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 480(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	112(%rsi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm4
+	movdqu	112(%rsi), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 496(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_aad_hash8
@@ -3649,36 +3607,37 @@ aesgen_aesni_gcm_r1_aad:
 	movdqu	(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm1
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_aad_hash1
 .Laesgen_aesni_gcm_r1_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_aad_absorbed
-	leaq	432(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_aad_no8_2
 	movq	(%rsi), %rcx
@@ -3708,13 +3667,14 @@ aesgen_aesni_gcm_r1_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_r1_aad_no1_2:
 .Laesgen_aesni_gcm_r1_aad_absorbed:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	ret
 .Laesgen_aesni_gcm_r1_aad_refuse:
 	movl	$-1, %eax
@@ -3723,6 +3683,7 @@ aesgen_aesni_gcm_r1_aad:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
 	ret
 	.size	aesgen_aesni_gcm_r1_aad, .-aesgen_aesni_gcm_r1_aad
 	.section	.rodata
@@ -3744,7 +3705,7 @@ aesgen_aesni_gcm_r1_aad:
 aesgen_aesni_gcm_r1_encrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_encrypt_refuse
 	call	aesgen_aesni_gcm_r1_encrypt_data
@@ -3766,7 +3727,7 @@ aesgen_aesni_gcm_r1_encrypt:
 aesgen_aesni_gcm_r1_decrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_decrypt_refuse
 	call	aesgen_aesni_gcm_r1_decrypt_data
@@ -3791,13 +3752,13 @@ aesgen_aesni_gcm_r1_finish_seal:
 	jb	.Laesgen_aesni_gcm_r1_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r1_finish_seal_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_finish_seal_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_finish_seal_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3824,16 +3785,16 @@ aesgen_aesni_gcm_r1_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_finish_seal_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_r1_finish_seal_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_finish_seal_flushed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -3860,9 +3821,9 @@ aesgen_aesni_gcm_r1_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r1_finish_seal_flushed_2:
-	movq	480(%rdi), %rax
+	movq	608(%rdi), %rax
 	shlq	$3, %rax
-	movq	488(%rdi), %rcx
+	movq	616(%rdi), %rcx
 	shlq	$3, %rcx
 	movq	%rcx, %xmm1
 	movq	%rax, %xmm2
@@ -3892,9 +3853,9 @@ aesgen_aesni_gcm_r1_finish_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1
-	pxor	384(%rdi), %xmm1
-	movdqa	%xmm1, 464(%rdi)
-	leaq	464(%rdi), %rax
+	pxor	512(%rdi), %xmm1
+	movdqa	%xmm1, 592(%rdi)
+	leaq	592(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_finish_seal_no16
 	movq	(%rax), %rcx
@@ -3967,13 +3928,13 @@ aesgen_aesni_gcm_r1_finish_open:
 	jb	.Laesgen_aesni_gcm_r1_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r1_finish_open_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_finish_open_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rcx
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_finish_open_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -4000,16 +3961,16 @@ aesgen_aesni_gcm_r1_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_finish_open_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_r1_finish_open_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_finish_open_flushed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -4036,9 +3997,9 @@ aesgen_aesni_gcm_r1_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r1_finish_open_flushed_2:
-	movq	480(%rdi), %rcx
+	movq	608(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	488(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	movq	%r8, %xmm1
 	movq	%rcx, %xmm2
@@ -4068,10 +4029,10 @@ aesgen_aesni_gcm_r1_finish_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1
-	pxor	384(%rdi), %xmm1
-	movdqa	%xmm1, 464(%rdi)
+	pxor	512(%rdi), %xmm1
+	movdqa	%xmm1, 592(%rdi)
 	xorq	%rcx, %rcx
-	leaq	464(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -4140,7 +4101,7 @@ aesgen_aesni_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 4928 bytes of the context.
+# wipe(ctx): zero all 5056 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_aesni_gcm_r1_wipe
@@ -4149,7 +4110,7 @@ aesgen_aesni_gcm_r1_finish_open:
 aesgen_aesni_gcm_r1_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$77, %rax
+	movq	$79, %rax
 .Laesgen_aesni_gcm_r1_wipe_zero:
 	movdqa	%xmm0, (%rdi)
 	movdqa	%xmm0, 16(%rdi)
@@ -4173,13 +4134,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -4206,14 +4167,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_bulk
 	movq	$16, %r8
@@ -4222,8 +4183,8 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_no8
 	movq	(%r9), %rbp
@@ -4274,7 +4235,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_saved
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -4301,7 +4262,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -4309,7 +4270,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_data192
 .Laesgen_aesni_gcm_r1_encrypt_data_data256:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_small256
 .Laesgen_aesni_gcm_r1_encrypt_data_first256:
@@ -4320,28 +4281,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_256
 	shlq	$4, %r8
-	movdqa	832(%rdi,%r8,1), %xmm2
-	pxor	528(%rdi), %xmm2
-	movdqa	848(%rdi,%r8,1), %xmm3
-	pxor	528(%rdi), %xmm3
-	movdqa	864(%rdi,%r8,1), %xmm4
-	pxor	528(%rdi), %xmm4
-	movdqa	880(%rdi,%r8,1), %xmm5
-	pxor	528(%rdi), %xmm5
-	movdqa	896(%rdi,%r8,1), %xmm6
-	pxor	528(%rdi), %xmm6
-	movdqa	912(%rdi,%r8,1), %xmm7
-	pxor	528(%rdi), %xmm7
-	movdqa	928(%rdi,%r8,1), %xmm8
-	pxor	528(%rdi), %xmm8
-	movdqa	944(%rdi,%r8,1), %xmm9
-	pxor	528(%rdi), %xmm9
+	movdqa	960(%rdi,%r8,1), %xmm2
+	pxor	656(%rdi), %xmm2
+	movdqa	976(%rdi,%r8,1), %xmm3
+	pxor	656(%rdi), %xmm3
+	movdqa	992(%rdi,%r8,1), %xmm4
+	pxor	656(%rdi), %xmm4
+	movdqa	1008(%rdi,%r8,1), %xmm5
+	pxor	656(%rdi), %xmm5
+	movdqa	1024(%rdi,%r8,1), %xmm6
+	pxor	656(%rdi), %xmm6
+	movdqa	1040(%rdi,%r8,1), %xmm7
+	pxor	656(%rdi), %xmm7
+	movdqa	1056(%rdi,%r8,1), %xmm8
+	pxor	656(%rdi), %xmm8
+	movdqa	1072(%rdi,%r8,1), %xmm9
+	pxor	656(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -4533,30 +4494,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm2, 832(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm2
-	pxor	528(%rdi), %xmm3
-	movdqa	%xmm3, 848(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm3
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm4, 864(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm4
-	pxor	528(%rdi), %xmm5
-	movdqa	%xmm5, 880(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm5
-	pxor	528(%rdi), %xmm6
-	movdqa	%xmm6, 896(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm6
-	pxor	528(%rdi), %xmm7
-	movdqa	%xmm7, 912(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm7
-	pxor	528(%rdi), %xmm8
-	movdqa	%xmm8, 928(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm8
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm9, 944(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm9
+	pxor	656(%rdi), %xmm2
+	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm2
+	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm3
+	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm4
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm5
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm6
+	pxor	656(%rdi), %xmm7
+	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm7
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm8
+	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -4675,7 +4636,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -4900,10 +4861,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 528(%rdi)
+	movdqa	%xmm2, 656(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first256
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done256:
 .Laesgen_aesni_gcm_r1_encrypt_data_top256:
@@ -4914,249 +4875,236 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_256
 	shlq	$4, %r8
-	movdqu	-128(%rcx), %xmm7
-	movdqa	832(%rdi,%r8,1), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	pxor	528(%rdi), %xmm2
-	pxor	%xmm0, %xmm7
-	movdqa	848(%rdi,%r8,1), %xmm3
-	movdqa	%xmm7, %xmm10
-	pxor	528(%rdi), %xmm3
+	movdqu	-128(%rcx), %xmm6
+	movdqa	960(%rdi,%r8,1), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
+	pxor	656(%rdi), %xmm2
+	pxor	%xmm0, %xmm6
+	movdqa	976(%rdi,%r8,1), %xmm3
+	pshufd	$78, %xmm6, %xmm0
+	pxor	656(%rdi), %xmm3
+	pxor	%xmm6, %xmm0
+	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	%xmm6, %xmm10
+	pxor	656(%rdi), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	864(%rdi,%r8,1), %xmm4
-	movdqa	%xmm7, %xmm11
-	pxor	528(%rdi), %xmm4
+	movdqa	1008(%rdi,%r8,1), %xmm5
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm6, %xmm11
+	movdqa	1024(%rdi,%r8,1), %xmm6
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	880(%rdi,%r8,1), %xmm5
-	movdqa	%xmm7, %xmm12
-	pxor	528(%rdi), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	896(%rdi,%r8,1), %xmm6
-	movdqa	%xmm7, %xmm0
-	pxor	528(%rdi), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	912(%rdi,%r8,1), %xmm7
-	pxor	%xmm0, %xmm12
-	pxor	528(%rdi), %xmm7
-	movdqa	928(%rdi,%r8,1), %xmm8
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm0, %xmm12
+	movdqa	1040(%rdi,%r8,1), %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	pxor	656(%rdi), %xmm7
 	movdqu	-112(%rcx), %xmm13
-	pxor	528(%rdi), %xmm8
+	movdqa	1056(%rdi,%r8,1), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	movdqa	944(%rdi,%r8,1), %xmm9
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm9
-	pclmulqdq	$0, 272(%rdi), %xmm0
+	pxor	656(%rdi), %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	1072(%rdi,%r8,1), %xmm9
+	pxor	%xmm13, %xmm14
+	pxor	656(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
-	pxor	%xmm0, %xmm10
+	movdqa	%xmm13, %xmm15
 	movdqa	32(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 272(%rdi), %xmm15
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 272(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pclmulqdq	$0, 400(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
 	movdqa	48(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	-96(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
 	movdqa	64(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	movdqa	80(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	80(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 304(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
 	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 320(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	movdqa	112(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	movdqa	128(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
+	movdqa	128(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	movdqa	144(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 336(%rdi), %xmm14
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	-32(%rcx), %xmm13
-	aesenc	%xmm0, %xmm9
+	aesenc	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
 	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm14
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$1, 352(%rdi), %xmm14
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	movdqa	176(%rdi), %xmm0
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm6
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	movdqa	192(%rdi), %xmm0
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm15, %xmm10
+	movdqa	192(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	movdqa	208(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
 	pslldq	$8, %xmm13
 	aesenc	%xmm0, %xmm4
 	pxor	%xmm13, %xmm10
 	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
 	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm6
 	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm9
+	aesenc	%xmm0, %xmm8
 	movdqa	%xmm10, %xmm12
-	movdqa	224(%rdi), %xmm0
+	aesenc	%xmm0, %xmm9
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
+	movdqa	224(%rdi), %xmm0
 	aesenclast	%xmm0, %xmm2
 	pshufd	$78, %xmm10, %xmm10
 	aesenclast	%xmm0, %xmm3
@@ -5204,310 +5152,297 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_256:
 	movq	%r8, %rax
 	shlq	$4, %rax
-	movdqu	-128(%rcx), %xmm7
+	movdqu	-128(%rcx), %xmm6
 	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm1, %xmm3
-	movdqa	%xmm7, %xmm10
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	%xmm1, %xmm4
-	movdqa	%xmm7, %xmm11
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	%xmm1, %xmm5
-	movdqa	%xmm7, %xmm12
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm6
-	movdqa	%xmm7, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	%xmm1, %xmm7
-	pxor	%xmm0, %xmm12
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm6, %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	movdqa	%xmm1, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	movdqu	-112(%rcx), %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
+	pshufd	$78, %xmm13, %xmm14
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
-	pclmulqdq	$0, 272(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	pxor	%xmm0, %xmm10
+	movdqa	%xmm13, %xmm15
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 272(%rdi), %xmm15
 	pxor	%xmm0, %xmm2
-	pclmulqdq	$17, 272(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	pxor	%xmm0, %xmm3
 	pxor	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm13
 	pxor	%xmm0, %xmm6
 	pxor	%xmm0, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	pxor	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm9
 	movdqa	16(%rdi), %xmm0
+	pclmulqdq	$0, 400(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	-96(%rcx), %xmm13
+	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	528(%rdi), %xmm2
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	movdqa	%xmm2, 832(%rdi,%rax,1)
-	pxor	%xmm14, %xmm10
-	pxor	528(%rdi), %xmm2
+	pxor	%xmm13, %xmm14
+	pxor	656(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm3
-	movdqa	%xmm3, 848(%rdi,%rax,1)
-	pclmulqdq	$17, 288(%rdi), %xmm0
-	pxor	528(%rdi), %xmm3
-	pxor	%xmm0, %xmm11
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm4, 864(%rdi,%rax,1)
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm0
-	pxor	528(%rdi), %xmm5
-	movdqa	%xmm5, 880(%rdi,%rax,1)
-	pxor	%xmm0, %xmm12
-	pxor	528(%rdi), %xmm5
-	pxor	528(%rdi), %xmm6
-	movdqa	%xmm6, 896(%rdi,%rax,1)
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	528(%rdi), %xmm6
-	pxor	%xmm13, %xmm12
-	pxor	528(%rdi), %xmm7
-	movdqa	%xmm7, 912(%rdi,%rax,1)
-	movdqu	-80(%rcx), %xmm13
-	pxor	528(%rdi), %xmm7
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	pxor	528(%rdi), %xmm8
-	movdqa	%xmm8, 928(%rdi,%rax,1)
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm8
-	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm9, 944(%rdi,%rax,1)
+	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm2
+	pclmulqdq	$0, 288(%rdi), %xmm0
+	pxor	656(%rdi), %xmm3
 	pxor	%xmm0, %xmm10
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm3
+	pxor	656(%rdi), %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm13
+	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm4
+	pxor	%xmm13, %xmm11
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm5
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	%xmm14, %xmm12
+	pxor	656(%rdi), %xmm6
+	movdqu	-80(%rcx), %xmm13
+	pxor	656(%rdi), %xmm7
+	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pxor	656(%rdi), %xmm7
+	pshufd	$78, %xmm13, %xmm14
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	%xmm13, %xmm14
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm13, %xmm0
+	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pclmulqdq	$0, 304(%rdi), %xmm0
+	pxor	656(%rdi), %xmm9
+	pxor	%xmm0, %xmm10
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$1, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$16, 304(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm5
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 320(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm9
+	movdqa	64(%rdi), %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm15
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	movdqa	80(%rdi), %xmm0
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm13
+	movdqu	-48(%rcx), %xmm13
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	96(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	movdqu	-48(%rcx), %xmm13
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	112(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm9
-	movdqa	96(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm9
-	movdqa	112(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-32(%rcx), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	movdqa	128(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 352(%rdi), %xmm14
 	movdqa	144(%rdi), %xmm0
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm14
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	movdqa	160(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
 	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
+	movdqa	160(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
 	movdqa	176(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm14
+	pclmulqdq	$17, 368(%rdi), %xmm13
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	192(%rdi), %xmm0
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
-	movdqa	208(%rdi), %xmm0
 	movdqa	%xmm12, %xmm13
+	movdqa	208(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
 	psrldq	$8, %xmm13
 	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
 	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
 	movdqa	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
 	pshufd	$78, %xmm10, %xmm10
 	aesenc	%xmm0, %xmm9
-	movdqa	224(%rdi), %xmm0
 	pxor	%xmm12, %xmm10
+	movdqa	224(%rdi), %xmm0
 	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm10, %xmm12
 	aesenclast	%xmm0, %xmm3
-	aesenclast	%xmm0, %xmm4
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm4
 	aesenclast	%xmm0, %xmm5
 	pshufd	$78, %xmm10, %xmm10
 	aesenclast	%xmm0, %xmm6
-	aesenclast	%xmm0, %xmm7
 	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm7
 	aesenclast	%xmm0, %xmm8
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -5539,267 +5474,254 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm7
+	movdqu	-128(%rcx), %xmm6
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm7
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm7, %xmm10
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm10
+	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	movdqa	%xmm7, %xmm11
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm6, %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	movdqa	%xmm7, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
-	movdqa	%xmm7, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	movdqa	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
-	pxor	%xmm0, %xmm12
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	movdqu	-112(%rcx), %xmm13
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
+	pxor	%xmm13, %xmm14
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
-	pxor	%xmm0, %xmm10
+	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm13
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	pxor	%xmm0, %xmm5
 	pxor	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm7
+	pclmulqdq	$0, 400(%rdi), %xmm14
 	pxor	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
 	movdqa	16(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
 	movdqu	-96(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	movdqa	32(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	48(%rdi), %xmm0
 	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
+	movdqa	48(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 432(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	80(%rdi), %xmm0
 	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm9
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	112(%rdi), %xmm0
-	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	128(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-32(%rcx), %xmm13
-	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-16(%rcx), %xmm13
-	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	192(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm12, %xmm13
-	movdqa	208(%rdi), %xmm0
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
 	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	112(%rdi), %xmm0
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	movdqa	128(%rdi), %xmm0
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	144(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	192(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm11, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm9
+	pslldq	$8, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
 	movdqa	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm8
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
 	aesenc	%xmm0, %xmm9
-	movdqa	224(%rdi), %xmm0
 	pshufd	$78, %xmm10, %xmm10
+	movdqa	224(%rdi), %xmm0
 	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm3
@@ -5851,129 +5773,116 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 528(%rdi)
+	movdqa	%xmm2, 656(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_drain256:
 	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$0, 384(%rdi), %xmm0
+	movdqu	-112(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 400(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
+	movdqu	-96(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 416(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
+	movdqu	-80(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 432(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
+	movdqu	-64(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	movdqu	-48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	-32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	-16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_r1_encrypt_data_small256:
 .Laesgen_aesni_gcm_r1_encrypt_data_again4_256:
 	cmpq	$64, %rdx
@@ -6080,68 +5989,63 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -6188,29 +6092,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -6251,9 +6156,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_no8_2
 	movq	(%rsi), %r9
@@ -6299,10 +6204,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_data_no1_2:
 .Laesgen_aesni_gcm_r1_encrypt_data_end256:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_saved
 .Laesgen_aesni_gcm_r1_encrypt_data_data128:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_small128
 .Laesgen_aesni_gcm_r1_encrypt_data_first128:
@@ -6313,28 +6218,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_128
 	shlq	$4, %r8
-	movdqa	832(%rdi,%r8,1), %xmm2
-	pxor	528(%rdi), %xmm2
-	movdqa	848(%rdi,%r8,1), %xmm3
-	pxor	528(%rdi), %xmm3
-	movdqa	864(%rdi,%r8,1), %xmm4
-	pxor	528(%rdi), %xmm4
-	movdqa	880(%rdi,%r8,1), %xmm5
-	pxor	528(%rdi), %xmm5
-	movdqa	896(%rdi,%r8,1), %xmm6
-	pxor	528(%rdi), %xmm6
-	movdqa	912(%rdi,%r8,1), %xmm7
-	pxor	528(%rdi), %xmm7
-	movdqa	928(%rdi,%r8,1), %xmm8
-	pxor	528(%rdi), %xmm8
-	movdqa	944(%rdi,%r8,1), %xmm9
-	pxor	528(%rdi), %xmm9
+	movdqa	960(%rdi,%r8,1), %xmm2
+	pxor	656(%rdi), %xmm2
+	movdqa	976(%rdi,%r8,1), %xmm3
+	pxor	656(%rdi), %xmm3
+	movdqa	992(%rdi,%r8,1), %xmm4
+	pxor	656(%rdi), %xmm4
+	movdqa	1008(%rdi,%r8,1), %xmm5
+	pxor	656(%rdi), %xmm5
+	movdqa	1024(%rdi,%r8,1), %xmm6
+	pxor	656(%rdi), %xmm6
+	movdqa	1040(%rdi,%r8,1), %xmm7
+	pxor	656(%rdi), %xmm7
+	movdqa	1056(%rdi,%r8,1), %xmm8
+	pxor	656(%rdi), %xmm8
+	movdqa	1072(%rdi,%r8,1), %xmm9
+	pxor	656(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -6490,30 +6395,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm2, 832(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm2
-	pxor	528(%rdi), %xmm3
-	movdqa	%xmm3, 848(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm3
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm4, 864(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm4
-	pxor	528(%rdi), %xmm5
-	movdqa	%xmm5, 880(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm5
-	pxor	528(%rdi), %xmm6
-	movdqa	%xmm6, 896(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm6
-	pxor	528(%rdi), %xmm7
-	movdqa	%xmm7, 912(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm7
-	pxor	528(%rdi), %xmm8
-	movdqa	%xmm8, 928(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm8
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm9, 944(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm9
+	pxor	656(%rdi), %xmm2
+	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm2
+	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm3
+	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm4
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm5
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm6
+	pxor	656(%rdi), %xmm7
+	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm7
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm8
+	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -6596,7 +6501,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -6785,10 +6690,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 528(%rdi)
+	movdqa	%xmm2, 656(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first128
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done128:
 .Laesgen_aesni_gcm_r1_encrypt_data_top128:
@@ -6799,221 +6704,208 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_128
 	movdqu	-128(%rcx), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	movdqa	832(%rdi,%r8,1), %xmm2
+	movdqa	960(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	528(%rdi), %xmm2
+	pxor	656(%rdi), %xmm2
+	pshufd	$78, %xmm5, %xmm0
+	movdqa	976(%rdi,%r8,1), %xmm3
+	pxor	%xmm5, %xmm0
 	movdqa	%xmm5, %xmm10
+	pxor	656(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	848(%rdi,%r8,1), %xmm3
+	movdqa	992(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm11
-	pxor	528(%rdi), %xmm3
+	pxor	656(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	864(%rdi,%r8,1), %xmm4
-	movdqa	%xmm5, %xmm12
-	pxor	528(%rdi), %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm5, %xmm0
-	movdqa	880(%rdi,%r8,1), %xmm5
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	528(%rdi), %xmm5
-	pxor	%xmm0, %xmm12
-	movdqa	896(%rdi,%r8,1), %xmm6
-	movdqu	-112(%rcx), %xmm13
-	pxor	528(%rdi), %xmm6
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	movdqa	%xmm13, %xmm0
-	movdqa	912(%rdi,%r8,1), %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	528(%rdi), %xmm7
-	pxor	%xmm0, %xmm10
-	movdqa	928(%rdi,%r8,1), %xmm8
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm8
+	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	%xmm0, %xmm12
+	pxor	656(%rdi), %xmm5
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	movdqu	-112(%rcx), %xmm0
+	movdqa	1024(%rdi,%r8,1), %xmm6
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
+	pxor	656(%rdi), %xmm6
+	pshufd	$78, %xmm0, %xmm13
+	movdqa	1040(%rdi,%r8,1), %xmm7
+	pxor	%xmm0, %xmm13
+	pxor	656(%rdi), %xmm7
+	movdqa	%xmm0, %xmm9
+	movdqa	1056(%rdi,%r8,1), %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	pxor	%xmm9, %xmm10
+	pxor	656(%rdi), %xmm8
+	movdqa	1072(%rdi,%r8,1), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
+	pxor	656(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
-	movdqa	944(%rdi,%r8,1), %xmm9
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm9
-	pclmulqdq	$1, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
-	pxor	%xmm0, %xmm12
 	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	movdqu	-96(%rcx), %xmm13
-	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$1, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	movdqa	64(%rdi), %xmm0
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm7
 	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	80(%rdi), %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
 	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	pclmulqdq	$1, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
 	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
 	movdqu	-32(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 352(%rdi), %xmm14
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
+	pxor	%xmm14, %xmm12
 	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm10
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	movdqa	144(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	movdqa	144(%rdi), %xmm0
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm7
 	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm7
 	pslldq	$8, %xmm13
 	aesenc	%xmm0, %xmm8
 	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm9
 	movdqa	%xmm12, %xmm13
-	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm9
 	psrldq	$8, %xmm13
-	aesenclast	%xmm0, %xmm2
+	movdqa	160(%rdi), %xmm0
 	pxor	%xmm13, %xmm11
+	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm10, %xmm12
 	aesenclast	%xmm0, %xmm3
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm4
 	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm5
 	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm6
+	aesenclast	%xmm0, %xmm5
 	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm6
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm7
 	pshufd	$78, %xmm10, %xmm10
@@ -7053,253 +6945,241 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_128:
 	movq	%r8, %rax
 	shlq	$4, %rax
-	movdqu	-128(%rcx), %xmm6
+	movdqu	-128(%rcx), %xmm5
 	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm10
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	movdqa	%xmm6, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm5
-	movdqa	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm5
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pshufd	$78, %xmm5, %xmm0
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
+	pxor	%xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm5, %xmm10
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm5, %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
-	pxor	%xmm0, %xmm12
+	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	movdqu	-112(%rcx), %xmm13
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
 	movdqa	%xmm1, %xmm7
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm0
+	pxor	%xmm0, %xmm13
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
 	movdqa	%xmm1, %xmm8
-	pxor	%xmm0, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	movdqa	%xmm13, %xmm0
+	pclmulqdq	$0, 272(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
+	pxor	%xmm9, %xmm10
 	movdqa	%xmm1, %xmm9
-	pxor	%xmm0, %xmm11
+	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm14
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm3
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm5
 	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm5
 	pxor	%xmm0, %xmm6
 	movdqu	-96(%rcx), %xmm13
 	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	pxor	%xmm0, %xmm8
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	pxor	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	movdqa	16(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm2, 832(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm2
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	528(%rdi), %xmm3
-	pxor	%xmm13, %xmm12
-	movdqa	%xmm3, 848(%rdi,%rax,1)
-	movdqu	-80(%rcx), %xmm0
-	pxor	528(%rdi), %xmm3
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm0, %xmm13
-	movdqa	%xmm4, 864(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	528(%rdi), %xmm5
-	pxor	%xmm13, %xmm10
-	movdqa	%xmm5, 880(%rdi,%rax,1)
-	movdqa	%xmm0, %xmm13
-	pxor	528(%rdi), %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm11
-	movdqa	%xmm6, 896(%rdi,%rax,1)
-	movdqa	%xmm0, %xmm13
-	pxor	528(%rdi), %xmm6
-	pxor	528(%rdi), %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm13
-	movdqa	%xmm7, 912(%rdi,%rax,1)
-	pxor	%xmm13, %xmm12
-	pxor	528(%rdi), %xmm7
-	pxor	528(%rdi), %xmm8
-	pclmulqdq	$16, 304(%rdi), %xmm0
-	movdqa	%xmm8, 928(%rdi,%rax,1)
-	pxor	%xmm0, %xmm12
-	pxor	528(%rdi), %xmm8
-	pxor	528(%rdi), %xmm9
-	movdqu	-64(%rcx), %xmm13
-	movdqa	%xmm9, 944(%rdi,%rax,1)
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm9
+	pxor	656(%rdi), %xmm2
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	%xmm14, %xmm12
+	pxor	656(%rdi), %xmm2
+	pxor	656(%rdi), %xmm3
+	movdqu	-80(%rcx), %xmm0
+	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
+	pxor	656(%rdi), %xmm3
+	pshufd	$78, %xmm0, %xmm13
+	pxor	656(%rdi), %xmm4
+	pxor	%xmm0, %xmm13
+	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm4
+	movdqa	%xmm0, %xmm14
+	pxor	656(%rdi), %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm5, 1008(%rdi,%rax,1)
 	pxor	%xmm14, %xmm10
+	pxor	656(%rdi), %xmm5
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pclmulqdq	$17, 304(%rdi), %xmm0
+	pxor	656(%rdi), %xmm6
+	pxor	%xmm0, %xmm11
+	pxor	656(%rdi), %xmm7
+	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pclmulqdq	$0, 432(%rdi), %xmm13
+	pxor	656(%rdi), %xmm7
+	pxor	656(%rdi), %xmm8
+	pxor	%xmm13, %xmm12
+	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	movdqu	-64(%rcx), %xmm13
+	pxor	656(%rdi), %xmm8
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pxor	656(%rdi), %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	32(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$0, 336(%rdi), %xmm14
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
 	movdqa	80(%rdi), %xmm0
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
 	movdqu	-32(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm10
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm15, %xmm10
 	movdqa	96(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 352(%rdi), %xmm14
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	movdqa	112(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 368(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	112(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 368(%rdi), %xmm13
 	movdqa	128(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 368(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	144(%rdi), %xmm0
 	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm2
+	movdqa	144(%rdi), %xmm0
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
 	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm5
 	psrldq	$8, %xmm13
 	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
 	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
 	movdqa	160(%rdi), %xmm0
@@ -7307,8 +7187,8 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm3
-	aesenclast	%xmm0, %xmm4
 	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm4
 	aesenclast	%xmm0, %xmm5
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm6
@@ -7320,7 +7200,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -7351,246 +7231,233 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128:
 	movdqa	%xmm1, %xmm2
-	movdqu	-128(%rcx), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
+	movdqu	-128(%rcx), %xmm5
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm1, %xmm3
-	movdqa	%xmm6, %xmm10
+	pxor	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm5, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
-	movdqa	%xmm6, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	pclmulqdq	$16, 256(%rdi), %xmm6
+	movdqa	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm12
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm8
+	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm8
+	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	pxor	%xmm8, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm0, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
-	pclmulqdq	$17, 272(%rdi), %xmm9
+	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	pxor	%xmm9, %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
+	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
-	pclmulqdq	$1, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	pxor	%xmm13, %xmm12
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm13, %xmm12
 	pxor	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm3
 	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	pxor	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	pxor	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	pxor	%xmm0, %xmm6
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	pxor	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	pxor	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	pxor	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
 	movdqa	16(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	-80(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
-	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	movdqa	80(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 336(%rdi), %xmm14
+	movdqu	-64(%rcx), %xmm13
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 336(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	64(%rdi), %xmm0
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	96(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 352(%rdi), %xmm14
 	movdqa	112(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	movdqa	128(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	144(%rdi), %xmm0
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm5
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm6
 	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm9
+	aesenc	%xmm0, %xmm8
 	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm12
 	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm10, %xmm12
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
+	pshufd	$78, %xmm10, %xmm10
 	aesenclast	%xmm0, %xmm3
-	pshufd	$78, %xmm10, %xmm10
+	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm4
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm5
 	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm6
+	aesenclast	%xmm0, %xmm5
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm7
+	aesenclast	%xmm0, %xmm6
 	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm8
+	aesenclast	%xmm0, %xmm7
 	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm9
+	aesenclast	%xmm0, %xmm8
 	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -7628,129 +7495,116 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 528(%rdi)
+	movdqa	%xmm2, 656(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_drain128:
 	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$0, 384(%rdi), %xmm0
+	movdqu	-112(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 400(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
+	movdqu	-96(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 416(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
+	movdqu	-80(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 432(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
+	movdqu	-64(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	movdqu	-48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	-32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	-16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_r1_encrypt_data_small128:
 .Laesgen_aesni_gcm_r1_encrypt_data_again4_128:
 	cmpq	$64, %rdx
@@ -7837,68 +7691,63 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -7937,29 +7786,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -7992,9 +7842,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_no8_3
 	movq	(%rsi), %r9
@@ -8040,10 +7890,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_data_no1_3:
 .Laesgen_aesni_gcm_r1_encrypt_data_end128:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_saved
 .Laesgen_aesni_gcm_r1_encrypt_data_data192:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_small192
 .Laesgen_aesni_gcm_r1_encrypt_data_first192:
@@ -8054,28 +7904,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_192
 	shlq	$4, %r8
-	movdqa	832(%rdi,%r8,1), %xmm2
-	pxor	528(%rdi), %xmm2
-	movdqa	848(%rdi,%r8,1), %xmm3
-	pxor	528(%rdi), %xmm3
-	movdqa	864(%rdi,%r8,1), %xmm4
-	pxor	528(%rdi), %xmm4
-	movdqa	880(%rdi,%r8,1), %xmm5
-	pxor	528(%rdi), %xmm5
-	movdqa	896(%rdi,%r8,1), %xmm6
-	pxor	528(%rdi), %xmm6
-	movdqa	912(%rdi,%r8,1), %xmm7
-	pxor	528(%rdi), %xmm7
-	movdqa	928(%rdi,%r8,1), %xmm8
-	pxor	528(%rdi), %xmm8
-	movdqa	944(%rdi,%r8,1), %xmm9
-	pxor	528(%rdi), %xmm9
+	movdqa	960(%rdi,%r8,1), %xmm2
+	pxor	656(%rdi), %xmm2
+	movdqa	976(%rdi,%r8,1), %xmm3
+	pxor	656(%rdi), %xmm3
+	movdqa	992(%rdi,%r8,1), %xmm4
+	pxor	656(%rdi), %xmm4
+	movdqa	1008(%rdi,%r8,1), %xmm5
+	pxor	656(%rdi), %xmm5
+	movdqa	1024(%rdi,%r8,1), %xmm6
+	pxor	656(%rdi), %xmm6
+	movdqa	1040(%rdi,%r8,1), %xmm7
+	pxor	656(%rdi), %xmm7
+	movdqa	1056(%rdi,%r8,1), %xmm8
+	pxor	656(%rdi), %xmm8
+	movdqa	1072(%rdi,%r8,1), %xmm9
+	pxor	656(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -8249,30 +8099,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm2, 832(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm2
-	pxor	528(%rdi), %xmm3
-	movdqa	%xmm3, 848(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm3
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm4, 864(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm4
-	pxor	528(%rdi), %xmm5
-	movdqa	%xmm5, 880(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm5
-	pxor	528(%rdi), %xmm6
-	movdqa	%xmm6, 896(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm6
-	pxor	528(%rdi), %xmm7
-	movdqa	%xmm7, 912(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm7
-	pxor	528(%rdi), %xmm8
-	movdqa	%xmm8, 928(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm8
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm9, 944(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm9
+	pxor	656(%rdi), %xmm2
+	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm2
+	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm3
+	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm4
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm5
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm6
+	pxor	656(%rdi), %xmm7
+	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm7
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm8
+	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -8373,7 +8223,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -8580,10 +8430,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 528(%rdi)
+	movdqa	%xmm2, 656(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first192
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done192:
 .Laesgen_aesni_gcm_r1_encrypt_data_top192:
@@ -8594,217 +8444,205 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_192
-	movdqu	-128(%rcx), %xmm6
+	movdqu	-128(%rcx), %xmm5
 	shlq	$4, %r8
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	movdqa	832(%rdi,%r8,1), %xmm2
-	pxor	%xmm0, %xmm6
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm6, %xmm10
-	movdqa	848(%rdi,%r8,1), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
+	movdqa	960(%rdi,%r8,1), %xmm2
+	pxor	%xmm0, %xmm5
+	pxor	656(%rdi), %xmm2
+	pshufd	$78, %xmm5, %xmm0
+	movdqa	976(%rdi,%r8,1), %xmm3
+	pxor	%xmm5, %xmm0
+	pxor	656(%rdi), %xmm3
+	movdqa	%xmm5, %xmm10
+	movdqa	992(%rdi,%r8,1), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	528(%rdi), %xmm3
-	movdqa	%xmm6, %xmm11
-	movdqa	864(%rdi,%r8,1), %xmm4
+	pxor	656(%rdi), %xmm4
+	movdqa	%xmm5, %xmm11
+	movdqa	1008(%rdi,%r8,1), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm6, %xmm12
-	movdqa	880(%rdi,%r8,1), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	pxor	528(%rdi), %xmm5
-	movdqa	%xmm6, %xmm0
-	movdqa	896(%rdi,%r8,1), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	528(%rdi), %xmm6
-	pxor	%xmm0, %xmm12
-	movdqa	912(%rdi,%r8,1), %xmm7
-	movdqu	-112(%rcx), %xmm13
-	pxor	528(%rdi), %xmm7
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	movdqa	928(%rdi,%r8,1), %xmm8
-	movdqa	%xmm13, %xmm0
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	528(%rdi), %xmm8
-	pxor	%xmm0, %xmm10
-	movdqa	944(%rdi,%r8,1), %xmm9
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm9
-	pclmulqdq	$17, 272(%rdi), %xmm0
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm0, %xmm12
+	movdqa	1024(%rdi,%r8,1), %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	pxor	656(%rdi), %xmm6
+	movdqu	-112(%rcx), %xmm0
+	movdqa	1040(%rdi,%r8,1), %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
+	pxor	656(%rdi), %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	movdqa	1056(%rdi,%r8,1), %xmm8
+	pxor	%xmm0, %xmm13
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm0, %xmm14
+	movdqa	1072(%rdi,%r8,1), %xmm9
+	pclmulqdq	$0, 272(%rdi), %xmm14
+	pxor	656(%rdi), %xmm9
+	pxor	%xmm14, %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
-	pxor	%xmm0, %xmm11
+	movdqa	%xmm0, %xmm14
 	movdqa	32(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	aesenc	%xmm0, %xmm6
 	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm6
 	movdqu	-96(%rcx), %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$1, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	movdqa	64(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	movdqa	80(%rdi), %xmm0
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
 	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$0, 320(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	112(%rdi), %xmm0
 	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	112(%rdi), %xmm0
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm9
 	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	-32(%rcx), %xmm13
-	aesenc	%xmm0, %xmm6
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	144(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm14
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm15, %xmm10
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
 	movdqu	-16(%rcx), %xmm13
-	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	160(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	movdqa	176(%rdi), %xmm0
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
 	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm5
 	pslldq	$8, %xmm13
@@ -8870,280 +8708,267 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm6
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
-	movdqa	%xmm6, %xmm10
+	pshufd	$78, %xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
 	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm0
+	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	pxor	%xmm0, %xmm12
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
 	movdqu	-112(%rcx), %xmm13
+	movdqa	%xmm1, %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm13, %xmm14
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	pclmulqdq	$0, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm10
+	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 272(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm13
 	pxor	%xmm0, %xmm3
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	pxor	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm6
 	pxor	%xmm0, %xmm7
+	pclmulqdq	$0, 400(%rdi), %xmm14
 	pxor	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	16(%rdi), %xmm0
 	movdqu	-96(%rcx), %xmm13
+	movdqa	16(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm2, 832(%rdi,%rax,1)
-	pxor	%xmm14, %xmm11
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm3
-	pclmulqdq	$1, 288(%rdi), %xmm0
-	movdqa	%xmm3, 848(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm4, 864(%rdi,%rax,1)
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	528(%rdi), %xmm4
-	pxor	528(%rdi), %xmm5
-	pxor	%xmm13, %xmm12
-	movdqa	%xmm5, 880(%rdi,%rax,1)
-	movdqu	-80(%rcx), %xmm13
-	pxor	528(%rdi), %xmm5
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	pxor	528(%rdi), %xmm6
-	movdqa	%xmm13, %xmm0
-	movdqa	%xmm6, 896(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm6
-	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	528(%rdi), %xmm7
-	pxor	%xmm0, %xmm10
-	movdqa	%xmm7, 912(%rdi,%rax,1)
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm7
-	pxor	528(%rdi), %xmm8
+	pxor	%xmm15, %xmm10
+	pxor	656(%rdi), %xmm2
+	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pclmulqdq	$17, 288(%rdi), %xmm13
+	pxor	656(%rdi), %xmm2
+	pxor	656(%rdi), %xmm3
+	pxor	%xmm13, %xmm11
+	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm3
+	pxor	656(%rdi), %xmm4
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	%xmm14, %xmm12
+	pxor	656(%rdi), %xmm4
+	movdqu	-80(%rcx), %xmm0
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
+	pxor	656(%rdi), %xmm5
+	pshufd	$78, %xmm0, %xmm13
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	%xmm0, %xmm13
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm0, %xmm14
+	pxor	656(%rdi), %xmm7
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm7
+	pxor	%xmm14, %xmm10
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm8
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	movdqa	%xmm8, 928(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
-	pxor	528(%rdi), %xmm8
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm9, 944(%rdi,%rax,1)
-	pclmulqdq	$1, 304(%rdi), %xmm0
-	pxor	528(%rdi), %xmm9
-	pxor	%xmm0, %xmm12
+	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 432(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
 	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
-	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	movdqa	48(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	movdqu	-64(%rcx), %xmm13
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm15
+	movdqa	48(%rdi), %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm15
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
 	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	80(%rdi), %xmm0
-	pclmulqdq	$0, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$1, 336(%rdi), %xmm14
 	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
 	movdqu	-32(%rcx), %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$0, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	movdqa	128(%rdi), %xmm0
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm7
 	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm15
 	movdqa	144(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 368(%rdi), %xmm14
+	pclmulqdq	$0, 368(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 368(%rdi), %xmm14
+	pclmulqdq	$17, 368(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	160(%rdi), %xmm0
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
 	aesenc	%xmm0, %xmm7
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm9
 	pslldq	$8, %xmm13
-	movdqa	176(%rdi), %xmm0
+	aesenc	%xmm0, %xmm9
 	pxor	%xmm13, %xmm10
+	movdqa	176(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
 	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm3
 	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
 	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
 	movdqa	%xmm10, %xmm12
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pshufd	$78, %xmm10, %xmm10
 	movdqa	192(%rdi), %xmm0
-	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm2
 	aesenclast	%xmm0, %xmm3
 	movdqa	%xmm10, %xmm12
 	aesenclast	%xmm0, %xmm4
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm5
-	aesenclast	%xmm0, %xmm6
 	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm6
 	aesenclast	%xmm0, %xmm7
 	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm8
@@ -9151,7 +8976,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -9189,233 +9014,221 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm1, %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	%xmm1, %xmm4
+	movdqa	%xmm1, %xmm5
 	movdqa	%xmm6, %xmm11
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm0
+	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	pxor	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm13
+	movdqu	-112(%rcx), %xmm0
 	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm0, %xmm13
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
+	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8
-	pxor	%xmm0, %xmm10
+	pclmulqdq	$0, 272(%rdi), %xmm14
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
-	pclmulqdq	$17, 272(%rdi), %xmm0
+	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm9
-	pxor	%xmm0, %xmm11
+	movdqa	%xmm0, %xmm14
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm3
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	pxor	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
 	pxor	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm7
 	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	pxor	%xmm0, %xmm8
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	pxor	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	movdqa	16(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
 	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	movdqa	48(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
+	movdqa	64(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	movdqa	80(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
 	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$1, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
 	movdqu	-32(%rcx), %xmm13
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm14
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm11, %xmm12
 	movdqa	176(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm3
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm3
 	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm4
 	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
 	psrldq	$8, %xmm13
 	aesenc	%xmm0, %xmm7
@@ -9423,12 +9236,12 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	movdqa	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm9
-	movdqa	192(%rdi), %xmm0
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm2
+	movdqa	192(%rdi), %xmm0
 	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm3
+	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
 	aesenclast	%xmm0, %xmm4
 	movdqa	%xmm10, %xmm12
 	aesenclast	%xmm0, %xmm5
@@ -9477,129 +9290,116 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 528(%rdi)
+	movdqa	%xmm2, 656(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_drain192:
 	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$0, 384(%rdi), %xmm0
+	movdqu	-112(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 400(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
+	movdqu	-96(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 416(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
+	movdqu	-80(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 432(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
+	movdqu	-64(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	movdqu	-48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	-32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	-16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_r1_encrypt_data_small192:
 .Laesgen_aesni_gcm_r1_encrypt_data_again4_192:
 	cmpq	$64, %rdx
@@ -9696,68 +9496,63 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rcx), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -9800,29 +9595,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqu	(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -9859,9 +9655,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_no8_4
 	movq	(%rsi), %r9
@@ -9907,10 +9703,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_data_no1_4:
 .Laesgen_aesni_gcm_r1_encrypt_data_end192:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_saved
 .Laesgen_aesni_gcm_r1_encrypt_data_saved:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
@@ -9926,6 +9722,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm12, %xmm12
 	pxor	%xmm13, %xmm13
 	pxor	%xmm14, %xmm14
+	pxor	%xmm15, %xmm15
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -9958,13 +9755,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -9991,14 +9788,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_bulk
 	movq	$16, %r8
@@ -10007,8 +9804,8 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_no8
 	movq	(%r9), %rbp
@@ -10059,7 +9856,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_saved
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -10086,7 +9883,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -10094,7 +9891,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_data192
 .Laesgen_aesni_gcm_r1_decrypt_data_data256:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_small256
 .Laesgen_aesni_gcm_r1_decrypt_data_top256:
@@ -10105,249 +9902,236 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_256
 	shlq	$4, %r8
-	movdqu	(%rsi), %xmm7
-	movdqa	832(%rdi,%r8,1), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
-	pxor	528(%rdi), %xmm2
-	pxor	%xmm0, %xmm7
-	movdqa	848(%rdi,%r8,1), %xmm3
-	movdqa	%xmm7, %xmm10
-	pxor	528(%rdi), %xmm3
+	movdqu	(%rsi), %xmm6
+	movdqa	960(%rdi,%r8,1), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
+	pxor	656(%rdi), %xmm2
+	pxor	%xmm0, %xmm6
+	movdqa	976(%rdi,%r8,1), %xmm3
+	pshufd	$78, %xmm6, %xmm0
+	pxor	656(%rdi), %xmm3
+	pxor	%xmm6, %xmm0
+	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	%xmm6, %xmm10
+	pxor	656(%rdi), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	864(%rdi,%r8,1), %xmm4
-	movdqa	%xmm7, %xmm11
-	pxor	528(%rdi), %xmm4
+	movdqa	1008(%rdi,%r8,1), %xmm5
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm6, %xmm11
+	movdqa	1024(%rdi,%r8,1), %xmm6
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	880(%rdi,%r8,1), %xmm5
-	movdqa	%xmm7, %xmm12
-	pxor	528(%rdi), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	896(%rdi,%r8,1), %xmm6
-	movdqa	%xmm7, %xmm0
-	pxor	528(%rdi), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	912(%rdi,%r8,1), %xmm7
-	pxor	%xmm0, %xmm12
-	pxor	528(%rdi), %xmm7
-	movdqa	928(%rdi,%r8,1), %xmm8
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm0, %xmm12
+	movdqa	1040(%rdi,%r8,1), %xmm7
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	pxor	656(%rdi), %xmm7
 	movdqu	16(%rsi), %xmm13
-	pxor	528(%rdi), %xmm8
+	movdqa	1056(%rdi,%r8,1), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	movdqa	944(%rdi,%r8,1), %xmm9
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm9
-	pclmulqdq	$0, 272(%rdi), %xmm0
+	pxor	656(%rdi), %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	1072(%rdi,%r8,1), %xmm9
+	pxor	%xmm13, %xmm14
+	pxor	656(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
-	pxor	%xmm0, %xmm10
+	movdqa	%xmm13, %xmm15
 	movdqa	32(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 272(%rdi), %xmm15
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 272(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pclmulqdq	$0, 400(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
 	movdqa	48(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	32(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
 	movdqa	64(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	48(%rsi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	movdqa	80(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	80(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 304(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
 	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 320(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	movdqa	112(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	movdqa	128(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	80(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
+	movdqa	128(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	movdqa	144(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 336(%rdi), %xmm14
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	96(%rsi), %xmm13
-	aesenc	%xmm0, %xmm9
+	aesenc	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
 	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm14
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$1, 352(%rdi), %xmm14
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	movdqa	176(%rdi), %xmm0
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm6
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	movdqa	192(%rdi), %xmm0
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm15, %xmm10
+	movdqa	192(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	movdqa	208(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
 	pslldq	$8, %xmm13
 	aesenc	%xmm0, %xmm4
 	pxor	%xmm13, %xmm10
 	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
 	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm6
 	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm9
+	aesenc	%xmm0, %xmm8
 	movdqa	%xmm10, %xmm12
-	movdqa	224(%rdi), %xmm0
+	aesenc	%xmm0, %xmm9
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
+	movdqa	224(%rdi), %xmm0
 	aesenclast	%xmm0, %xmm2
 	pshufd	$78, %xmm10, %xmm10
 	aesenclast	%xmm0, %xmm3
@@ -10395,310 +10179,297 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_256:
 	movq	%r8, %rax
 	shlq	$4, %rax
-	movdqu	(%rsi), %xmm7
+	movdqu	(%rsi), %xmm6
 	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm1, %xmm3
-	movdqa	%xmm7, %xmm10
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	%xmm1, %xmm4
-	movdqa	%xmm7, %xmm11
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	%xmm1, %xmm5
-	movdqa	%xmm7, %xmm12
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm6
-	movdqa	%xmm7, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	%xmm1, %xmm7
-	pxor	%xmm0, %xmm12
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm6, %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	movdqa	%xmm1, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	movdqu	16(%rsi), %xmm13
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
+	pshufd	$78, %xmm13, %xmm14
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
-	pclmulqdq	$0, 272(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
-	pxor	%xmm0, %xmm10
+	movdqa	%xmm13, %xmm15
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 272(%rdi), %xmm15
 	pxor	%xmm0, %xmm2
-	pclmulqdq	$17, 272(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	pxor	%xmm0, %xmm3
 	pxor	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm13
 	pxor	%xmm0, %xmm6
 	pxor	%xmm0, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	pxor	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm9
 	movdqa	16(%rdi), %xmm0
+	pclmulqdq	$0, 400(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	32(%rsi), %xmm13
+	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	528(%rdi), %xmm2
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	movdqa	%xmm2, 832(%rdi,%rax,1)
-	pxor	%xmm14, %xmm10
-	pxor	528(%rdi), %xmm2
+	pxor	%xmm13, %xmm14
+	pxor	656(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm3
-	movdqa	%xmm3, 848(%rdi,%rax,1)
-	pclmulqdq	$17, 288(%rdi), %xmm0
-	pxor	528(%rdi), %xmm3
-	pxor	%xmm0, %xmm11
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm4, 864(%rdi,%rax,1)
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm0
-	pxor	528(%rdi), %xmm5
-	movdqa	%xmm5, 880(%rdi,%rax,1)
-	pxor	%xmm0, %xmm12
-	pxor	528(%rdi), %xmm5
-	pxor	528(%rdi), %xmm6
-	movdqa	%xmm6, 896(%rdi,%rax,1)
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	528(%rdi), %xmm6
-	pxor	%xmm13, %xmm12
-	pxor	528(%rdi), %xmm7
-	movdqa	%xmm7, 912(%rdi,%rax,1)
-	movdqu	48(%rsi), %xmm13
-	pxor	528(%rdi), %xmm7
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	pxor	528(%rdi), %xmm8
-	movdqa	%xmm8, 928(%rdi,%rax,1)
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm8
-	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm9, 944(%rdi,%rax,1)
+	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm2
+	pclmulqdq	$0, 288(%rdi), %xmm0
+	pxor	656(%rdi), %xmm3
 	pxor	%xmm0, %xmm10
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm3
+	pxor	656(%rdi), %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm13
+	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm4
+	pxor	%xmm13, %xmm11
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm5
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	%xmm14, %xmm12
+	pxor	656(%rdi), %xmm6
+	movdqu	48(%rsi), %xmm13
+	pxor	656(%rdi), %xmm7
+	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pxor	656(%rdi), %xmm7
+	pshufd	$78, %xmm13, %xmm14
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	%xmm13, %xmm14
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm13, %xmm0
+	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pclmulqdq	$0, 304(%rdi), %xmm0
+	pxor	656(%rdi), %xmm9
+	pxor	%xmm0, %xmm10
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$1, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$16, 304(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm5
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 320(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm9
+	movdqa	64(%rdi), %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm15
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	movdqa	80(%rdi), %xmm0
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm13
+	movdqu	80(%rsi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	96(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	movdqu	80(%rsi), %xmm13
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	112(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	96(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm9
-	movdqa	96(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm9
-	movdqa	112(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	96(%rsi), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	movdqa	128(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 352(%rdi), %xmm14
 	movdqa	144(%rdi), %xmm0
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm14
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	movdqa	160(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
 	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
+	movdqa	160(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
 	movdqa	176(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm14
+	pclmulqdq	$17, 368(%rdi), %xmm13
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	192(%rdi), %xmm0
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
-	movdqa	208(%rdi), %xmm0
 	movdqa	%xmm12, %xmm13
+	movdqa	208(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
 	psrldq	$8, %xmm13
 	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
 	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
 	movdqa	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
 	pshufd	$78, %xmm10, %xmm10
 	aesenc	%xmm0, %xmm9
-	movdqa	224(%rdi), %xmm0
 	pxor	%xmm12, %xmm10
+	movdqa	224(%rdi), %xmm0
 	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm10, %xmm12
 	aesenclast	%xmm0, %xmm3
-	aesenclast	%xmm0, %xmm4
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm4
 	aesenclast	%xmm0, %xmm5
 	pshufd	$78, %xmm10, %xmm10
 	aesenclast	%xmm0, %xmm6
-	aesenclast	%xmm0, %xmm7
 	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm7
 	aesenclast	%xmm0, %xmm8
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -10730,267 +10501,254 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqu	(%rsi), %xmm7
+	movdqu	(%rsi), %xmm6
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm7
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm7, %xmm10
+	pshufd	$78, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm10
+	pxor	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
-	movdqa	%xmm7, %xmm11
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm6, %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	movdqa	%xmm7, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
-	movdqa	%xmm7, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	movdqa	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm7
-	pxor	%xmm0, %xmm12
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	movdqu	16(%rsi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
+	pxor	%xmm13, %xmm14
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
-	pxor	%xmm0, %xmm10
+	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
 	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm13
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	pxor	%xmm0, %xmm5
 	pxor	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm7
+	pclmulqdq	$0, 400(%rdi), %xmm14
 	pxor	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
 	movdqa	16(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
 	movdqu	32(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	movdqa	32(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	48(%rdi), %xmm0
 	movdqu	48(%rsi), %xmm13
-	aesenc	%xmm0, %xmm2
+	movdqa	48(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 432(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	80(%rdi), %xmm0
 	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm9
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	112(%rdi), %xmm0
-	movdqu	80(%rsi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	128(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	96(%rsi), %xmm13
-	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	112(%rsi), %xmm13
-	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	192(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm12, %xmm13
-	movdqa	208(%rdi), %xmm0
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
 	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	112(%rdi), %xmm0
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	movdqa	128(%rdi), %xmm0
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqu	96(%rsi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	144(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	movdqu	112(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	192(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm11, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm9
+	pslldq	$8, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
 	movdqa	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm8
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
 	aesenc	%xmm0, %xmm9
-	movdqa	224(%rdi), %xmm0
 	pshufd	$78, %xmm10, %xmm10
+	movdqa	224(%rdi), %xmm0
 	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm3
@@ -11042,10 +10800,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 528(%rdi)
+	movdqa	%xmm2, 656(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_drain256:
 .Laesgen_aesni_gcm_r1_decrypt_data_small256:
@@ -11055,68 +10813,63 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
@@ -11226,29 +10979,30 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
@@ -11325,9 +11079,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_no8_2
 	movq	(%rsi), %r9
@@ -11373,10 +11127,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_data_no1_2:
 .Laesgen_aesni_gcm_r1_decrypt_data_end256:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_saved
 .Laesgen_aesni_gcm_r1_decrypt_data_data128:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_small128
 .Laesgen_aesni_gcm_r1_decrypt_data_top128:
@@ -11387,221 +11141,208 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_128
 	movdqu	(%rsi), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	movdqa	832(%rdi,%r8,1), %xmm2
+	movdqa	960(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	528(%rdi), %xmm2
+	pxor	656(%rdi), %xmm2
+	pshufd	$78, %xmm5, %xmm0
+	movdqa	976(%rdi,%r8,1), %xmm3
+	pxor	%xmm5, %xmm0
 	movdqa	%xmm5, %xmm10
+	pxor	656(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	848(%rdi,%r8,1), %xmm3
+	movdqa	992(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm11
-	pxor	528(%rdi), %xmm3
+	pxor	656(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	864(%rdi,%r8,1), %xmm4
-	movdqa	%xmm5, %xmm12
-	pxor	528(%rdi), %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm5, %xmm0
-	movdqa	880(%rdi,%r8,1), %xmm5
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	528(%rdi), %xmm5
-	pxor	%xmm0, %xmm12
-	movdqa	896(%rdi,%r8,1), %xmm6
-	movdqu	16(%rsi), %xmm13
-	pxor	528(%rdi), %xmm6
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	movdqa	%xmm13, %xmm0
-	movdqa	912(%rdi,%r8,1), %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	528(%rdi), %xmm7
-	pxor	%xmm0, %xmm10
-	movdqa	928(%rdi,%r8,1), %xmm8
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm8
+	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	%xmm0, %xmm12
+	pxor	656(%rdi), %xmm5
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	movdqu	16(%rsi), %xmm0
+	movdqa	1024(%rdi,%r8,1), %xmm6
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
+	pxor	656(%rdi), %xmm6
+	pshufd	$78, %xmm0, %xmm13
+	movdqa	1040(%rdi,%r8,1), %xmm7
+	pxor	%xmm0, %xmm13
+	pxor	656(%rdi), %xmm7
+	movdqa	%xmm0, %xmm9
+	movdqa	1056(%rdi,%r8,1), %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	pxor	%xmm9, %xmm10
+	pxor	656(%rdi), %xmm8
+	movdqa	1072(%rdi,%r8,1), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
+	pxor	656(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
-	movdqa	944(%rdi,%r8,1), %xmm9
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm9
-	pclmulqdq	$1, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
-	pxor	%xmm0, %xmm12
 	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	movdqu	32(%rsi), %xmm13
-	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$1, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	48(%rsi), %xmm13
-	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	movdqa	64(%rdi), %xmm0
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm7
 	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	80(%rdi), %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
 	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	pclmulqdq	$1, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
 	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
 	movdqu	96(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 352(%rdi), %xmm14
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
+	pxor	%xmm14, %xmm12
 	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm10
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	movdqa	144(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	movdqa	144(%rdi), %xmm0
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm7
 	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm7
 	pslldq	$8, %xmm13
 	aesenc	%xmm0, %xmm8
 	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm9
 	movdqa	%xmm12, %xmm13
-	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm9
 	psrldq	$8, %xmm13
-	aesenclast	%xmm0, %xmm2
+	movdqa	160(%rdi), %xmm0
 	pxor	%xmm13, %xmm11
+	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm10, %xmm12
 	aesenclast	%xmm0, %xmm3
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm4
 	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm5
 	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm6
+	aesenclast	%xmm0, %xmm5
 	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm6
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm7
 	pshufd	$78, %xmm10, %xmm10
@@ -11641,253 +11382,241 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_128:
 	movq	%r8, %rax
 	shlq	$4, %rax
-	movdqu	(%rsi), %xmm6
+	movdqu	(%rsi), %xmm5
 	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm6
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm10
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
-	movdqa	%xmm6, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm5
-	movdqa	%xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm5
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pshufd	$78, %xmm5, %xmm0
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
+	pxor	%xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm5, %xmm10
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm5, %xmm11
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
-	pxor	%xmm0, %xmm12
+	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	movdqu	16(%rsi), %xmm13
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
 	movdqa	%xmm1, %xmm7
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm0
+	pxor	%xmm0, %xmm13
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
 	movdqa	%xmm1, %xmm8
-	pxor	%xmm0, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
-	movdqa	%xmm13, %xmm0
+	pclmulqdq	$0, 272(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm0
+	pxor	%xmm9, %xmm10
 	movdqa	%xmm1, %xmm9
-	pxor	%xmm0, %xmm11
+	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm14
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm0
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm3
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm5
 	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm5
 	pxor	%xmm0, %xmm6
 	movdqu	32(%rsi), %xmm13
 	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	pxor	%xmm0, %xmm8
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	pxor	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	movdqa	16(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm2, 832(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm2
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	528(%rdi), %xmm3
-	pxor	%xmm13, %xmm12
-	movdqa	%xmm3, 848(%rdi,%rax,1)
-	movdqu	48(%rsi), %xmm0
-	pxor	528(%rdi), %xmm3
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm0, %xmm13
-	movdqa	%xmm4, 864(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	528(%rdi), %xmm5
-	pxor	%xmm13, %xmm10
-	movdqa	%xmm5, 880(%rdi,%rax,1)
-	movdqa	%xmm0, %xmm13
-	pxor	528(%rdi), %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm11
-	movdqa	%xmm6, 896(%rdi,%rax,1)
-	movdqa	%xmm0, %xmm13
-	pxor	528(%rdi), %xmm6
-	pxor	528(%rdi), %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm13
-	movdqa	%xmm7, 912(%rdi,%rax,1)
-	pxor	%xmm13, %xmm12
-	pxor	528(%rdi), %xmm7
-	pxor	528(%rdi), %xmm8
-	pclmulqdq	$16, 304(%rdi), %xmm0
-	movdqa	%xmm8, 928(%rdi,%rax,1)
-	pxor	%xmm0, %xmm12
-	pxor	528(%rdi), %xmm8
-	pxor	528(%rdi), %xmm9
-	movdqu	64(%rsi), %xmm13
-	movdqa	%xmm9, 944(%rdi,%rax,1)
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm9
+	pxor	656(%rdi), %xmm2
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	%xmm14, %xmm12
+	pxor	656(%rdi), %xmm2
+	pxor	656(%rdi), %xmm3
+	movdqu	48(%rsi), %xmm0
+	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
+	pxor	656(%rdi), %xmm3
+	pshufd	$78, %xmm0, %xmm13
+	pxor	656(%rdi), %xmm4
+	pxor	%xmm0, %xmm13
+	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm4
+	movdqa	%xmm0, %xmm14
+	pxor	656(%rdi), %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm5, 1008(%rdi,%rax,1)
 	pxor	%xmm14, %xmm10
+	pxor	656(%rdi), %xmm5
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pclmulqdq	$17, 304(%rdi), %xmm0
+	pxor	656(%rdi), %xmm6
+	pxor	%xmm0, %xmm11
+	pxor	656(%rdi), %xmm7
+	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pclmulqdq	$0, 432(%rdi), %xmm13
+	pxor	656(%rdi), %xmm7
+	pxor	656(%rdi), %xmm8
+	pxor	%xmm13, %xmm12
+	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	movdqu	64(%rsi), %xmm13
+	pxor	656(%rdi), %xmm8
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pxor	656(%rdi), %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	32(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	80(%rsi), %xmm13
-	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$0, 336(%rdi), %xmm14
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
 	movdqa	80(%rdi), %xmm0
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
 	movdqu	96(%rsi), %xmm13
-	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm10
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm15, %xmm10
 	movdqa	96(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 352(%rdi), %xmm14
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	movdqa	112(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 368(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	112(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 368(%rdi), %xmm13
 	movdqa	128(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm2
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 368(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	144(%rdi), %xmm0
 	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm2
+	movdqa	144(%rdi), %xmm0
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
 	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm5
 	psrldq	$8, %xmm13
 	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
 	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
 	movdqa	160(%rdi), %xmm0
@@ -11895,8 +11624,8 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm3
-	aesenclast	%xmm0, %xmm4
 	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm4
 	aesenclast	%xmm0, %xmm5
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm6
@@ -11908,7 +11637,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -11939,246 +11668,233 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128:
 	movdqa	%xmm1, %xmm2
-	movdqu	(%rsi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
+	movdqu	(%rsi), %xmm5
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	%xmm1, %xmm3
-	movdqa	%xmm6, %xmm10
+	pxor	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm5, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
-	movdqa	%xmm6, %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm5, %xmm11
 	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	pclmulqdq	$16, 256(%rdi), %xmm6
+	movdqa	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm12
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm8
+	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm1, %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm8
+	pxor	%xmm0, %xmm13
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
-	pxor	%xmm8, %xmm10
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	movdqa	%xmm0, %xmm9
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm9
 	movdqa	%xmm1, %xmm8
-	pclmulqdq	$17, 272(%rdi), %xmm9
+	pxor	%xmm9, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
-	pxor	%xmm9, %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
+	pclmulqdq	$17, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
-	pclmulqdq	$1, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm11
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
-	pxor	%xmm13, %xmm12
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	movdqa	(%rdi), %xmm0
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm13, %xmm12
 	pxor	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm3
 	movdqu	32(%rsi), %xmm13
+	pxor	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	pxor	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	pxor	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	pxor	%xmm0, %xmm6
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	pxor	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	pxor	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	pxor	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
 	movdqa	16(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	48(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
-	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	80(%rsi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	movdqa	80(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 336(%rdi), %xmm14
+	movdqu	64(%rsi), %xmm13
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 336(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	64(%rdi), %xmm0
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	96(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	96(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 352(%rdi), %xmm14
 	movdqa	112(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
 	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	movdqa	128(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	144(%rdi), %xmm0
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm5
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm5
 	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm6
 	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm9
+	aesenc	%xmm0, %xmm8
 	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm12
 	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm10, %xmm12
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
+	pshufd	$78, %xmm10, %xmm10
 	aesenclast	%xmm0, %xmm3
-	pshufd	$78, %xmm10, %xmm10
+	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm4
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm5
 	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm6
+	aesenclast	%xmm0, %xmm5
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm7
+	aesenclast	%xmm0, %xmm6
 	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm8
+	aesenclast	%xmm0, %xmm7
 	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm9
+	aesenclast	%xmm0, %xmm8
 	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -12216,10 +11932,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 528(%rdi)
+	movdqa	%xmm2, 656(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_drain128:
 .Laesgen_aesni_gcm_r1_decrypt_data_small128:
@@ -12229,68 +11945,63 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
@@ -12380,29 +12091,30 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
@@ -12463,9 +12175,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_no8_3
 	movq	(%rsi), %r9
@@ -12511,10 +12223,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_data_no1_3:
 .Laesgen_aesni_gcm_r1_decrypt_data_end128:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_saved
 .Laesgen_aesni_gcm_r1_decrypt_data_data192:
-	movdqa	400(%rdi), %xmm1
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_small192
 .Laesgen_aesni_gcm_r1_decrypt_data_top192:
@@ -12525,217 +12237,205 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_192
-	movdqu	(%rsi), %xmm6
+	movdqu	(%rsi), %xmm5
 	shlq	$4, %r8
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	movdqa	832(%rdi,%r8,1), %xmm2
-	pxor	%xmm0, %xmm6
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm6, %xmm10
-	movdqa	848(%rdi,%r8,1), %xmm3
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
+	movdqa	960(%rdi,%r8,1), %xmm2
+	pxor	%xmm0, %xmm5
+	pxor	656(%rdi), %xmm2
+	pshufd	$78, %xmm5, %xmm0
+	movdqa	976(%rdi,%r8,1), %xmm3
+	pxor	%xmm5, %xmm0
+	pxor	656(%rdi), %xmm3
+	movdqa	%xmm5, %xmm10
+	movdqa	992(%rdi,%r8,1), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	528(%rdi), %xmm3
-	movdqa	%xmm6, %xmm11
-	movdqa	864(%rdi,%r8,1), %xmm4
+	pxor	656(%rdi), %xmm4
+	movdqa	%xmm5, %xmm11
+	movdqa	1008(%rdi,%r8,1), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm6, %xmm12
-	movdqa	880(%rdi,%r8,1), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	pxor	528(%rdi), %xmm5
-	movdqa	%xmm6, %xmm0
-	movdqa	896(%rdi,%r8,1), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	528(%rdi), %xmm6
-	pxor	%xmm0, %xmm12
-	movdqa	912(%rdi,%r8,1), %xmm7
-	movdqu	16(%rsi), %xmm13
-	pxor	528(%rdi), %xmm7
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	movdqa	928(%rdi,%r8,1), %xmm8
-	movdqa	%xmm13, %xmm0
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	528(%rdi), %xmm8
-	pxor	%xmm0, %xmm10
-	movdqa	944(%rdi,%r8,1), %xmm9
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm9
-	pclmulqdq	$17, 272(%rdi), %xmm0
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm0, %xmm12
+	movdqa	1024(%rdi,%r8,1), %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	pxor	656(%rdi), %xmm6
+	movdqu	16(%rsi), %xmm0
+	movdqa	1040(%rdi,%r8,1), %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
+	pxor	656(%rdi), %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	movdqa	1056(%rdi,%r8,1), %xmm8
+	pxor	%xmm0, %xmm13
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm0, %xmm14
+	movdqa	1072(%rdi,%r8,1), %xmm9
+	pclmulqdq	$0, 272(%rdi), %xmm14
+	pxor	656(%rdi), %xmm9
+	pxor	%xmm14, %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
-	pxor	%xmm0, %xmm11
+	movdqa	%xmm0, %xmm14
 	movdqa	32(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	aesenc	%xmm0, %xmm6
 	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm6
 	movdqu	32(%rsi), %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$1, 288(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	movdqa	64(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	48(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	movdqa	80(%rdi), %xmm0
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
 	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$0, 320(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm11
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	112(%rdi), %xmm0
 	movdqu	80(%rsi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	112(%rdi), %xmm0
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm9
 	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
 	movdqu	96(%rsi), %xmm13
-	aesenc	%xmm0, %xmm6
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	144(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm14
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm15, %xmm10
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
 	movdqu	112(%rsi), %xmm13
-	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	160(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	movdqa	176(%rdi), %xmm0
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm12
 	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm5
 	pslldq	$8, %xmm13
@@ -12801,280 +12501,267 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm6
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
-	movdqa	%xmm6, %xmm10
+	pshufd	$78, %xmm6, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
+	pxor	%xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
 	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm0
+	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	pxor	%xmm0, %xmm12
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
 	movdqu	16(%rsi), %xmm13
+	movdqa	%xmm1, %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm13, %xmm14
 	movdqa	%xmm1, %xmm8
+	pxor	%xmm13, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
-	pclmulqdq	$0, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm10
+	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 272(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm10
 	movdqa	(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm13
 	pxor	%xmm0, %xmm3
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	pxor	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm6
 	pxor	%xmm0, %xmm7
+	pclmulqdq	$0, 400(%rdi), %xmm14
 	pxor	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	16(%rdi), %xmm0
 	movdqu	32(%rsi), %xmm13
+	movdqa	16(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm2, 832(%rdi,%rax,1)
-	pxor	%xmm14, %xmm11
-	pxor	528(%rdi), %xmm2
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm3
-	pclmulqdq	$1, 288(%rdi), %xmm0
-	movdqa	%xmm3, 848(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	528(%rdi), %xmm4
-	movdqa	%xmm4, 864(%rdi,%rax,1)
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	528(%rdi), %xmm4
-	pxor	528(%rdi), %xmm5
-	pxor	%xmm13, %xmm12
-	movdqa	%xmm5, 880(%rdi,%rax,1)
-	movdqu	48(%rsi), %xmm13
-	pxor	528(%rdi), %xmm5
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	pxor	528(%rdi), %xmm6
-	movdqa	%xmm13, %xmm0
-	movdqa	%xmm6, 896(%rdi,%rax,1)
-	pxor	528(%rdi), %xmm6
-	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	528(%rdi), %xmm7
-	pxor	%xmm0, %xmm10
-	movdqa	%xmm7, 912(%rdi,%rax,1)
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm7
-	pxor	528(%rdi), %xmm8
+	pxor	%xmm15, %xmm10
+	pxor	656(%rdi), %xmm2
+	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pclmulqdq	$17, 288(%rdi), %xmm13
+	pxor	656(%rdi), %xmm2
+	pxor	656(%rdi), %xmm3
+	pxor	%xmm13, %xmm11
+	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm3
+	pxor	656(%rdi), %xmm4
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	%xmm14, %xmm12
+	pxor	656(%rdi), %xmm4
+	movdqu	48(%rsi), %xmm0
+	pxor	656(%rdi), %xmm5
+	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
+	pxor	656(%rdi), %xmm5
+	pshufd	$78, %xmm0, %xmm13
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	%xmm0, %xmm13
+	pxor	656(%rdi), %xmm6
+	movdqa	%xmm0, %xmm14
+	pxor	656(%rdi), %xmm7
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm7
+	pxor	%xmm14, %xmm10
+	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm8
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	movdqa	%xmm8, 928(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
-	pxor	528(%rdi), %xmm8
-	movdqa	%xmm13, %xmm0
-	pxor	528(%rdi), %xmm9
-	movdqa	%xmm9, 944(%rdi,%rax,1)
-	pclmulqdq	$1, 304(%rdi), %xmm0
-	pxor	528(%rdi), %xmm9
-	pxor	%xmm0, %xmm12
+	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	656(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 432(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm4
 	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm5
-	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	movdqa	48(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	movdqu	64(%rsi), %xmm13
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm15
+	movdqa	48(%rdi), %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm15
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
 	movdqu	80(%rsi), %xmm13
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	80(%rdi), %xmm0
-	pclmulqdq	$0, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$1, 336(%rdi), %xmm14
 	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
 	movdqu	96(%rsi), %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$0, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	movdqa	128(%rdi), %xmm0
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm7
 	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm15
 	movdqa	144(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 368(%rdi), %xmm14
+	pclmulqdq	$0, 368(%rdi), %xmm15
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 368(%rdi), %xmm14
+	pclmulqdq	$17, 368(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	160(%rdi), %xmm0
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
 	aesenc	%xmm0, %xmm4
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm11, %xmm12
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
 	aesenc	%xmm0, %xmm7
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm9
 	pslldq	$8, %xmm13
-	movdqa	176(%rdi), %xmm0
+	aesenc	%xmm0, %xmm9
 	pxor	%xmm13, %xmm10
+	movdqa	176(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
 	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm3
 	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm4
 	aesenc	%xmm0, %xmm5
 	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
 	movdqa	%xmm10, %xmm12
-	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm7
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pshufd	$78, %xmm10, %xmm10
 	movdqa	192(%rdi), %xmm0
-	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm2
 	aesenclast	%xmm0, %xmm3
 	movdqa	%xmm10, %xmm12
 	aesenclast	%xmm0, %xmm4
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
 	aesenclast	%xmm0, %xmm5
-	aesenclast	%xmm0, %xmm6
 	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm6
 	aesenclast	%xmm0, %xmm7
 	pxor	%xmm12, %xmm10
 	aesenclast	%xmm0, %xmm8
@@ -13082,7 +12769,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -13120,233 +12807,221 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm1, %xmm3
 	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
 	movdqa	%xmm6, %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	%xmm1, %xmm4
+	movdqa	%xmm1, %xmm5
 	movdqa	%xmm6, %xmm11
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm0
+	movdqa	%xmm0, %xmm12
 	movdqa	%xmm1, %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$0, 384(%rdi), %xmm12
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	pxor	%xmm0, %xmm12
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqu	16(%rsi), %xmm13
+	movdqu	16(%rsi), %xmm0
 	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7
-	movdqa	%xmm13, %xmm0
+	pshufd	$78, %xmm0, %xmm13
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
+	pxor	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm8
+	movdqa	%xmm0, %xmm14
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8
-	pxor	%xmm0, %xmm10
+	pclmulqdq	$0, 272(%rdi), %xmm14
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
-	pclmulqdq	$17, 272(%rdi), %xmm0
+	pxor	%xmm14, %xmm10
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm9
-	pxor	%xmm0, %xmm11
+	movdqa	%xmm0, %xmm14
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 272(%rdi), %xmm14
 	movdqa	(%rdi), %xmm0
-	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm14, %xmm11
 	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
 	pxor	%xmm0, %xmm3
 	pxor	%xmm0, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm13
+	pclmulqdq	$0, 400(%rdi), %xmm13
 	pxor	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
 	pxor	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm7
 	movdqu	32(%rsi), %xmm13
+	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	pxor	%xmm0, %xmm8
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pshufd	$78, %xmm13, %xmm14
 	pxor	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	movdqa	16(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$0, 288(%rdi), %xmm15
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
 	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 416(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 288(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	48(%rsi), %xmm13
-	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm4
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 304(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 304(%rdi), %xmm15
 	movdqa	48(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 304(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pclmulqdq	$17, 304(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm6
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 432(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
 	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
+	movdqa	64(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm15
 	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
 	movdqa	80(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
+	pclmulqdq	$17, 320(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 448(%rdi), %xmm14
 	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
 	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
+	pclmulqdq	$0, 336(%rdi), %xmm15
 	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 336(%rdi), %xmm13
 	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
 	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$1, 336(%rdi), %xmm14
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
+	pclmulqdq	$0, 464(%rdi), %xmm14
 	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
 	movdqu	96(%rsi), %xmm13
-	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
+	movdqa	%xmm13, %xmm15
 	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$0, 352(%rdi), %xmm14
+	pclmulqdq	$0, 352(%rdi), %xmm15
 	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
+	pxor	%xmm15, %xmm10
 	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm14
+	pclmulqdq	$17, 352(%rdi), %xmm13
 	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
+	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm14
 	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 480(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
 	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
 	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm14
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
 	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
 	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
+	pshufd	$78, %xmm13, %xmm14
 	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm14
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 496(%rdi), %xmm14
 	aesenc	%xmm0, %xmm6
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm7
 	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 368(%rdi), %xmm13
+	pxor	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm9
+	pxor	%xmm11, %xmm12
 	movdqa	176(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
+	movdqa	%xmm12, %xmm13
 	aesenc	%xmm0, %xmm2
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm3
 	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm3
 	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm4
 	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
 	aesenc	%xmm0, %xmm6
 	psrldq	$8, %xmm13
 	aesenc	%xmm0, %xmm7
@@ -13354,12 +13029,12 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	movdqa	%xmm10, %xmm12
 	aesenc	%xmm0, %xmm9
-	movdqa	192(%rdi), %xmm0
 	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm2
+	movdqa	192(%rdi), %xmm0
 	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm3
+	aesenclast	%xmm0, %xmm2
 	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
 	aesenclast	%xmm0, %xmm4
 	movdqa	%xmm10, %xmm12
 	aesenclast	%xmm0, %xmm5
@@ -13408,10 +13083,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 528(%rdi)
+	movdqa	%xmm2, 656(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_drain192:
 .Laesgen_aesni_gcm_r1_decrypt_data_small192:
@@ -13421,68 +13096,63 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm2
+	pclmulqdq	$0, 448(%rdi), %xmm0
+	movdqu	16(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
+	movdqu	32(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 480(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
+	movdqu	48(%rsi), %xmm4
+	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
@@ -13582,29 +13252,30 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm0
 	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm0, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1
@@ -13673,9 +13344,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_no8_4
 	movq	(%rsi), %r9
@@ -13721,10 +13392,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_data_no1_4:
 .Laesgen_aesni_gcm_r1_decrypt_data_end192:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_saved
 .Laesgen_aesni_gcm_r1_decrypt_data_saved:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
@@ -13740,6 +13411,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm12, %xmm12
 	pxor	%xmm13, %xmm13
 	pxor	%xmm14, %xmm14
+	pxor	%xmm15, %xmm15
 	popq	%rbp
 	popq	%rbx
 	ret

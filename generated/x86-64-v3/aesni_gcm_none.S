@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 512 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 640 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_none_init   requires AESNI, PCLMULQDQ, AVX
@@ -46,7 +46,7 @@ aesgen_aesni_gcm_none_init:
 .Laesgen_aesni_gcm_none_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$8, %rcx
+	movq	$10, %rcx
 .Laesgen_aesni_gcm_none_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -771,6 +771,9 @@ aesgen_aesni_gcm_none_init:
 	vpand	.Laesgen_aesni_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 368(%rdi)
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vmovdqa	%xmm1, 496(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -788,6 +791,9 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	%xmm1, 352(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 480(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -805,6 +811,9 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 336(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 464(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -822,6 +831,9 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 320(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 448(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -839,6 +851,9 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 304(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -856,6 +871,9 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 288(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 416(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -873,6 +891,9 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 272(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -890,6 +911,9 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 256(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -939,33 +963,33 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_none_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rbx)
-	vmovdqa	%xmm0, 432(%rbx)
-	movq	$0, 480(%rbx)
-	movq	$0, 488(%rbx)
-	movq	$0, 496(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
+	vmovdqa	%xmm0, 560(%rbx)
+	movq	$0, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rbx)
+	movq	%rdx, 592(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rbx)
-	movl	$0x1000000, 476(%rbx)
-	vmovdqa	464(%rbx), %xmm0
+	movl	%edx, 600(%rbx)
+	movl	$0x1000000, 604(%rbx)
+	vmovdqa	592(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %r10
-	addq	%rdx, 488(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %r10
+	addq	%rdx, 616(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rbx,%r10,1), %r12
+	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no8
@@ -1000,7 +1024,7 @@ aesgen_aesni_gcm_none_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1020,7 +1044,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_seal_whole:
 .Laesgen_aesni_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1028,92 +1052,95 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_seal_hash8
@@ -1124,29 +1151,32 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_seal_hash1
 .Laesgen_aesni_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_absorbed
-	leaq	432(%rbx), %r10
+	leaq	560(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1176,12 +1206,12 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_seal_no1_2:
 .Laesgen_aesni_gcm_none_seal_absorbed:
-	vmovdqa	%xmm0, 416(%rbx)
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	vmovdqa	%xmm0, 544(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1201,7 +1231,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_seal_flushed:
 	vmovq	%rdi, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1223,12 +1253,12 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rbx)
-	movq	$0, 488(%rbx)
+	vmovdqa	%xmm1, 544(%rbx)
+	movq	$0, 616(%rbx)
 .Laesgen_aesni_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rbx)
+	vmovdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_seal_aes128
@@ -1319,17 +1349,17 @@ aesgen_aesni_gcm_none_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes_done:
-	vmovdqa	%xmm0, 384(%rbx)
-	vmovdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
-	addq	%rax, 480(%rbx)
+	vmovdqa	%xmm0, 512(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
+	addq	%rax, 608(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	432(%rbx,%rdx,1), %r10
+	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no8_3
@@ -1364,7 +1394,7 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1384,7 +1414,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_seal_whole_2:
 .Laesgen_aesni_gcm_none_seal_hash8_2:
 	cmpq	$128, %rax
@@ -1392,92 +1422,95 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_none_seal_hash8_2
@@ -1488,29 +1521,32 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_none_seal_hash1_2
 .Laesgen_aesni_gcm_none_seal_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	leaq	432(%rbx), %rdx
+	leaq	560(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_4
 	movq	(%rcx), %rsi
@@ -1540,7 +1576,7 @@ aesgen_aesni_gcm_none_seal:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_seal_no1_4:
 .Laesgen_aesni_gcm_none_seal_absorbed_2:
-	vmovdqa	%xmm0, 416(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -1548,13 +1584,13 @@ aesgen_aesni_gcm_none_seal:
 	call	aesgen_aesni_gcm_none_encrypt_data
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	cmpq	$0, 496(%rbx)
+	cmpq	$0, 624(%rbx)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data
-	vmovdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
+	vmovdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_2
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1574,16 +1610,16 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_seal_flushed_2:
-	vmovdqa	%xmm0, 416(%rbx)
-	movq	$1, 496(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
+	movq	$1, 624(%rbx)
 .Laesgen_aesni_gcm_none_seal_in_data:
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_3
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1603,9 +1639,9 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_seal_flushed_3:
-	movq	480(%rbx), %rdx
+	movq	608(%rbx), %rdx
 	shlq	$3, %rdx
-	movq	488(%rbx), %rsi
+	movq	616(%rbx), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
@@ -1628,9 +1664,9 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rbx), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rbx)
-	leaq	464(%rbx), %rdx
+	vpxor	512(%rbx), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rbx)
+	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -1728,33 +1764,33 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_none_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rbx)
-	vmovdqa	%xmm0, 432(%rbx)
-	movq	$0, 480(%rbx)
-	movq	$0, 488(%rbx)
-	movq	$0, 496(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
+	vmovdqa	%xmm0, 560(%rbx)
+	movq	$0, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rbx)
+	movq	%rdx, 592(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rbx)
-	movl	$0x1000000, 476(%rbx)
-	vmovdqa	464(%rbx), %xmm0
+	movl	%edx, 600(%rbx)
+	movl	$0x1000000, 604(%rbx)
+	vmovdqa	592(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %r10
-	addq	%rdx, 488(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %r10
+	addq	%rdx, 616(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_open_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rbx,%r10,1), %r12
+	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_open_no8
@@ -1789,7 +1825,7 @@ aesgen_aesni_gcm_none_open:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_open_absorbed
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1809,7 +1845,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_open_whole:
 .Laesgen_aesni_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -1817,92 +1853,95 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_open_hash8
@@ -1913,29 +1952,32 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_open_hash1
 .Laesgen_aesni_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_absorbed
-	leaq	432(%rbx), %r10
+	leaq	560(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no8_2
 	movq	(%rsi), %r11
@@ -1965,12 +2007,12 @@ aesgen_aesni_gcm_none_open:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_open_no1_2:
 .Laesgen_aesni_gcm_none_open_absorbed:
-	vmovdqa	%xmm0, 416(%rbx)
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	vmovdqa	%xmm0, 544(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_flushed
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1990,7 +2032,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_open_flushed:
 	vmovq	%rdi, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2012,12 +2054,12 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rbx)
-	movq	$0, 488(%rbx)
+	vmovdqa	%xmm1, 544(%rbx)
+	movq	$0, 616(%rbx)
 .Laesgen_aesni_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rbx)
+	vmovdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes128
@@ -2108,17 +2150,17 @@ aesgen_aesni_gcm_none_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes_done:
-	vmovdqa	%xmm0, 384(%rbx)
-	vmovdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
-	addq	%rax, 480(%rbx)
+	vmovdqa	%xmm0, 512(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
+	addq	%rax, 608(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	432(%rbx,%rdx,1), %r10
+	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no8_3
@@ -2153,7 +2195,7 @@ aesgen_aesni_gcm_none_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_absorbed_2
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -2173,7 +2215,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_open_whole_2:
 .Laesgen_aesni_gcm_none_open_hash8_2:
 	cmpq	$128, %rax
@@ -2181,92 +2223,95 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_none_open_hash8_2
@@ -2277,29 +2322,32 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_none_open_hash1_2
 .Laesgen_aesni_gcm_none_open_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_open_absorbed_2
-	leaq	432(%rbx), %rdx
+	leaq	560(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
@@ -2329,7 +2377,7 @@ aesgen_aesni_gcm_none_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_4:
 .Laesgen_aesni_gcm_none_open_absorbed_2:
-	vmovdqa	%xmm0, 416(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2337,13 +2385,13 @@ aesgen_aesni_gcm_none_open:
 	call	aesgen_aesni_gcm_none_decrypt_data
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 496(%rbx)
+	cmpq	$0, 624(%rbx)
 	jne	.Laesgen_aesni_gcm_none_open_in_data
-	vmovdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rsi
+	vmovdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_2
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -2363,16 +2411,16 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_none_open_flushed_2:
-	vmovdqa	%xmm0, 416(%rbx)
-	movq	$1, 496(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
+	movq	$1, 624(%rbx)
 .Laesgen_aesni_gcm_none_open_in_data:
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rsi
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_3
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -2392,9 +2440,9 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_open_flushed_3:
-	movq	480(%rbx), %rsi
+	movq	608(%rbx), %rsi
 	shlq	$3, %rsi
-	movq	488(%rbx), %rdi
+	movq	616(%rbx), %rdi
 	shlq	$3, %rdi
 	vmovq	%rdi, %xmm1
 	vmovq	%rsi, %xmm2
@@ -2417,10 +2465,10 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rbx), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rbx)
+	vpxor	512(%rbx), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rbx)
 	xorq	%rsi, %rsi
-	leaq	464(%rbx), %rdi
+	leaq	592(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -2550,33 +2598,33 @@ aesgen_aesni_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_start_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	432(%rdi,%rcx,1), %r10
+	leaq	560(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_start_no8
@@ -2611,7 +2659,7 @@ aesgen_aesni_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_none_start_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -2631,7 +2679,7 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_start_whole:
 .Laesgen_aesni_gcm_none_start_hash8:
 	cmpq	$128, %rdx
@@ -2639,92 +2687,95 @@ aesgen_aesni_gcm_none_start:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_start_hash8
@@ -2735,29 +2786,32 @@ aesgen_aesni_gcm_none_start:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_start_hash1
 .Laesgen_aesni_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_start_absorbed
-	leaq	432(%rdi), %rcx
+	leaq	560(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -2787,12 +2841,12 @@ aesgen_aesni_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_none_start_no1_2:
 .Laesgen_aesni_gcm_none_start_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -2812,7 +2866,7 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2834,12 +2888,12 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_start_aes128
@@ -2930,7 +2984,7 @@ aesgen_aesni_gcm_none_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_aes_done
 .Laesgen_aesni_gcm_none_start_aes_done:
-	vmovdqa	%xmm0, 384(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -2960,22 +3014,22 @@ aesgen_aesni_gcm_none_start:
 	.p2align	5
 aesgen_aesni_gcm_none_aad:
 	endbr64
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	480(%rdi), %rax
+	subq	608(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_aad_refuse
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%rdx, 480(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%rdx, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	432(%rdi,%rax,1), %r9
+	leaq	560(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_aad_no8
@@ -3010,7 +3064,7 @@ aesgen_aesni_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_aad_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3030,7 +3084,7 @@ aesgen_aesni_gcm_none_aad:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_aad_whole:
 .Laesgen_aesni_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
@@ -3038,92 +3092,95 @@ aesgen_aesni_gcm_none_aad:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_aad_hash8
@@ -3134,29 +3191,32 @@ aesgen_aesni_gcm_none_aad:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_aad_hash1
 .Laesgen_aesni_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_absorbed
-	leaq	432(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -3186,7 +3246,7 @@ aesgen_aesni_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_none_aad_no1_2:
 .Laesgen_aesni_gcm_none_aad_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -3214,7 +3274,7 @@ aesgen_aesni_gcm_none_aad:
 aesgen_aesni_gcm_none_encrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_encrypt_refuse
 	call	aesgen_aesni_gcm_none_encrypt_data
@@ -3236,7 +3296,7 @@ aesgen_aesni_gcm_none_encrypt:
 aesgen_aesni_gcm_none_decrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_decrypt_refuse
 	call	aesgen_aesni_gcm_none_decrypt_data
@@ -3261,13 +3321,13 @@ aesgen_aesni_gcm_none_finish_seal:
 	jb	.Laesgen_aesni_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_seal_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_seal_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3287,16 +3347,16 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3316,9 +3376,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_finish_seal_flushed_2:
-	movq	480(%rdi), %rax
+	movq	608(%rdi), %rax
 	shlq	$3, %rax
-	movq	488(%rdi), %rcx
+	movq	616(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
@@ -3341,9 +3401,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
-	leaq	464(%rdi), %rax
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_seal_no16
 	movq	(%rax), %rcx
@@ -3410,13 +3470,13 @@ aesgen_aesni_gcm_none_finish_open:
 	jb	.Laesgen_aesni_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_open_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_open_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3436,16 +3496,16 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3465,9 +3525,9 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_finish_open_flushed_2:
-	movq	480(%rdi), %rcx
+	movq	608(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	488(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
@@ -3490,10 +3550,10 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rcx, %rcx
-	leaq	464(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -3556,7 +3616,7 @@ aesgen_aesni_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 512 bytes of the context.
+# wipe(ctx): zero all 640 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_none_wipe
@@ -3565,7 +3625,7 @@ aesgen_aesni_gcm_none_finish_open:
 aesgen_aesni_gcm_none_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$8, %rax
+	movq	$10, %rax
 .Laesgen_aesni_gcm_none_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)
@@ -3589,13 +3649,13 @@ aesgen_aesni_gcm_none_encrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_encrypt_data_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_data_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3615,14 +3675,14 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_data_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_data_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_data_bulk
 	movq	$16, %r8
@@ -3631,8 +3691,8 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_encrypt_data_no8
 	movq	(%r9), %rbp
@@ -3683,7 +3743,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_encrypt_data_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3703,7 +3763,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3711,7 +3771,7 @@ aesgen_aesni_gcm_none_encrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_encrypt_data_data192
 .Laesgen_aesni_gcm_none_encrypt_data_data256:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_small256
 .Laesgen_aesni_gcm_none_encrypt_data_first256:
@@ -3899,233 +3959,235 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufd	$78, %xmm8, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	-96(%rcx), %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
 	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	112(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
 	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqu	-32(%rcx), %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	176(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	176(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpslldq	$8, %xmm12, %xmm13
 	vmovdqa	208(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufd	$78, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm10, %xmm10
 	vmovdqa	224(%rdi), %xmm0
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vaesenclast	%xmm0, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm7, %xmm7
@@ -4157,92 +4219,95 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_none_encrypt_data_small256:
 .Laesgen_aesni_gcm_none_encrypt_data_again4_256:
 	cmpq	$64, %rdx
@@ -4341,52 +4406,55 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -4431,22 +4499,25 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -4486,9 +4557,9 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_2
 	movq	(%rsi), %r9
@@ -4534,10 +4605,10 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_data_no1_2:
 .Laesgen_aesni_gcm_none_encrypt_data_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
 .Laesgen_aesni_gcm_none_encrypt_data_data128:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_small128
 .Laesgen_aesni_gcm_none_encrypt_data_first128:
@@ -4690,179 +4761,181 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufd	$78, %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm0, %xmm9, %xmm9
 	vmovdqu	-96(%rcx), %xmm13
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-80(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
 	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
 	vmovdqa	96(%rdi), %xmm0
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
@@ -4911,92 +4984,95 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_none_encrypt_data_small128:
 .Laesgen_aesni_gcm_none_encrypt_data_again4_128:
 	cmpq	$64, %rdx
@@ -5075,52 +5151,55 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -5157,22 +5236,25 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -5204,9 +5286,9 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_3
 	movq	(%rsi), %r9
@@ -5252,10 +5334,10 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_data_no1_3:
 .Laesgen_aesni_gcm_none_encrypt_data_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
 .Laesgen_aesni_gcm_none_encrypt_data_data192:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_data_small192
 .Laesgen_aesni_gcm_none_encrypt_data_first192:
@@ -5427,194 +5509,196 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufd	$78, %xmm8, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-96(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
@@ -5665,92 +5749,95 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_none_encrypt_data_small192:
 .Laesgen_aesni_gcm_none_encrypt_data_again4_192:
 	cmpq	$64, %rdx
@@ -5839,52 +5926,55 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -5925,22 +6015,25 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -5976,9 +6069,9 @@ aesgen_aesni_gcm_none_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_4
 	movq	(%rsi), %r9
@@ -6024,10 +6117,10 @@ aesgen_aesni_gcm_none_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_data_no1_4:
 .Laesgen_aesni_gcm_none_encrypt_data_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
 .Laesgen_aesni_gcm_none_encrypt_data_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -6055,13 +6148,13 @@ aesgen_aesni_gcm_none_decrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_decrypt_data_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_data_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6081,14 +6174,14 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_data_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_data_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_data_bulk
 	movq	$16, %r8
@@ -6097,8 +6190,8 @@ aesgen_aesni_gcm_none_decrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_decrypt_data_no8
 	movq	(%r9), %rbp
@@ -6149,7 +6242,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_decrypt_data_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6169,7 +6262,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -6177,7 +6270,7 @@ aesgen_aesni_gcm_none_decrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_decrypt_data_data192
 .Laesgen_aesni_gcm_none_decrypt_data_data256:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_small256
 .Laesgen_aesni_gcm_none_decrypt_data_top256:
@@ -6190,233 +6283,235 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufd	$78, %xmm8, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	32(%rsi), %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
 	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	112(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
 	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqu	96(%rsi), %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	176(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	176(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpslldq	$8, %xmm12, %xmm13
 	vmovdqa	208(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufd	$78, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm10, %xmm10
 	vmovdqa	224(%rdi), %xmm0
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vaesenclast	%xmm0, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm7, %xmm7
@@ -6452,52 +6547,55 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
@@ -6599,22 +6697,25 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
@@ -6688,9 +6789,9 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_2
 	movq	(%rsi), %r9
@@ -6736,10 +6837,10 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_data_no1_2:
 .Laesgen_aesni_gcm_none_decrypt_data_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
 .Laesgen_aesni_gcm_none_decrypt_data_data128:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_small128
 .Laesgen_aesni_gcm_none_decrypt_data_top128:
@@ -6753,179 +6854,181 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufd	$78, %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm0, %xmm9, %xmm9
 	vmovdqu	32(%rsi), %xmm13
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	48(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
 	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
 	vmovdqa	96(%rdi), %xmm0
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	96(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
@@ -6978,52 +7081,55 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
@@ -7105,22 +7211,25 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
@@ -7178,9 +7287,9 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_3
 	movq	(%rsi), %r9
@@ -7226,10 +7335,10 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_data_no1_3:
 .Laesgen_aesni_gcm_none_decrypt_data_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
 .Laesgen_aesni_gcm_none_decrypt_data_data192:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_data_small192
 .Laesgen_aesni_gcm_none_decrypt_data_top192:
@@ -7244,194 +7353,196 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufd	$78, %xmm8, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	32(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
@@ -7486,52 +7597,55 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
@@ -7623,22 +7737,25 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
@@ -7704,9 +7821,9 @@ aesgen_aesni_gcm_none_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_4
 	movq	(%rsi), %r9
@@ -7752,10 +7869,10 @@ aesgen_aesni_gcm_none_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_data_no1_4:
 .Laesgen_aesni_gcm_none_decrypt_data_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
 .Laesgen_aesni_gcm_none_decrypt_data_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	vzeroall
 	popq	%rbp
 	popq	%rbx

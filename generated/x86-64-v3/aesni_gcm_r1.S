@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 4928 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_r1_init   requires AESNI, PCLMULQDQ, AVX
@@ -46,7 +46,7 @@ aesgen_aesni_gcm_r1_init:
 .Laesgen_aesni_gcm_r1_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$77, %rcx
+	movq	$79, %rcx
 .Laesgen_aesni_gcm_r1_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -771,6 +771,9 @@ aesgen_aesni_gcm_r1_init:
 	vpand	.Laesgen_aesni_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 368(%rdi)
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vmovdqa	%xmm1, 496(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -788,6 +791,9 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	%xmm1, 352(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 480(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -805,6 +811,9 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 336(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 464(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -822,6 +831,9 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 320(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 448(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -839,6 +851,9 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 304(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -856,6 +871,9 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 288(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 416(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -873,6 +891,9 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 272(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -890,6 +911,9 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 256(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -939,33 +963,33 @@ aesgen_aesni_gcm_r1_seal:
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_r1_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rbx)
-	vmovdqa	%xmm0, 432(%rbx)
-	movq	$0, 480(%rbx)
-	movq	$0, 488(%rbx)
-	movq	$0, 496(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
+	vmovdqa	%xmm0, 560(%rbx)
+	movq	$0, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rbx)
+	movq	%rdx, 592(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rbx)
-	movl	$0x1000000, 476(%rbx)
-	vmovdqa	464(%rbx), %xmm0
+	movl	%edx, 600(%rbx)
+	movl	$0x1000000, 604(%rbx)
+	vmovdqa	592(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_seal_have_j0
 .Laesgen_aesni_gcm_r1_seal_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %r10
-	addq	%rdx, 488(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %r10
+	addq	%rdx, 616(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_r1_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rbx,%r10,1), %r12
+	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_r1_seal_no8
@@ -1000,7 +1024,7 @@ aesgen_aesni_gcm_r1_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_r1_seal_absorbed
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1020,7 +1044,7 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_seal_whole:
 .Laesgen_aesni_gcm_r1_seal_hash8:
 	cmpq	$128, %rdx
@@ -1028,92 +1052,95 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_seal_hash8
@@ -1124,29 +1151,32 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_seal_hash1
 .Laesgen_aesni_gcm_r1_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_absorbed
-	leaq	432(%rbx), %r10
+	leaq	560(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_no8_2
 	movq	(%rsi), %r11
@@ -1176,12 +1206,12 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_r1_seal_no1_2:
 .Laesgen_aesni_gcm_r1_seal_absorbed:
-	vmovdqa	%xmm0, 416(%rbx)
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	vmovdqa	%xmm0, 544(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1201,7 +1231,7 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_seal_flushed:
 	vmovq	%rdi, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1223,34 +1253,26 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rbx)
-	movq	$0, 488(%rbx)
+	vmovdqa	%xmm1, 544(%rbx)
+	movq	$0, 616(%rbx)
 .Laesgen_aesni_gcm_r1_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
-	vmovdqa	%xmm0, 464(%rbx)
-	movzbl	474(%rbx), %edx
+	vmovdqa	%xmm1, 528(%rbx)
+	movq	$-1, 632(%rbx)
+	vmovdqa	%xmm0, 592(%rbx)
+	movzbl	602(%rbx), %edx
 	shlq	$8, %rdx
-	movzbl	469(%rbx), %esi
+	movzbl	597(%rbx), %esi
 	orq	%rsi, %rdx
 	shlq	$8, %rdx
-	movzbl	464(%rbx), %esi
+	movzbl	592(%rbx), %esi
 	orq	%rsi, %rdx
 	orq	$0x1000000, %rdx
-	cmpq	512(%rbx), %rdx
+	cmpq	640(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_same_table
-	movq	%rdx, 512(%rbx)
+	movq	%rdx, 640(%rbx)
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rbx)
-	vmovdqa	%xmm1, 560(%rbx)
-	vmovdqa	%xmm1, 576(%rbx)
-	vmovdqa	%xmm1, 592(%rbx)
-	vmovdqa	%xmm1, 608(%rbx)
-	vmovdqa	%xmm1, 624(%rbx)
-	vmovdqa	%xmm1, 640(%rbx)
-	vmovdqa	%xmm1, 656(%rbx)
 	vmovdqa	%xmm1, 672(%rbx)
 	vmovdqa	%xmm1, 688(%rbx)
 	vmovdqa	%xmm1, 704(%rbx)
@@ -1259,6 +1281,14 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm1, 752(%rbx)
 	vmovdqa	%xmm1, 768(%rbx)
 	vmovdqa	%xmm1, 784(%rbx)
+	vmovdqa	%xmm1, 800(%rbx)
+	vmovdqa	%xmm1, 816(%rbx)
+	vmovdqa	%xmm1, 832(%rbx)
+	vmovdqa	%xmm1, 848(%rbx)
+	vmovdqa	%xmm1, 864(%rbx)
+	vmovdqa	%xmm1, 880(%rbx)
+	vmovdqa	%xmm1, 896(%rbx)
+	vmovdqa	%xmm1, 912(%rbx)
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
@@ -1350,17 +1380,17 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
 .Laesgen_aesni_gcm_r1_seal_aes_done:
-	vmovdqa	%xmm0, 384(%rbx)
-	vmovdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
-	addq	%rax, 480(%rbx)
+	vmovdqa	%xmm0, 512(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
+	addq	%rax, 608(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	432(%rbx,%rdx,1), %r10
+	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r1_seal_no8_3
@@ -1395,7 +1425,7 @@ aesgen_aesni_gcm_r1_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_absorbed_2
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1415,7 +1445,7 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_seal_whole_2:
 .Laesgen_aesni_gcm_r1_seal_hash8_2:
 	cmpq	$128, %rax
@@ -1423,92 +1453,95 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_r1_seal_hash8_2
@@ -1519,29 +1552,32 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_r1_seal_hash1_2
 .Laesgen_aesni_gcm_r1_seal_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_absorbed_2
-	leaq	432(%rbx), %rdx
+	leaq	560(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_no8_4
 	movq	(%rcx), %rsi
@@ -1571,7 +1607,7 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_r1_seal_no1_4:
 .Laesgen_aesni_gcm_r1_seal_absorbed_2:
-	vmovdqa	%xmm0, 416(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -1579,13 +1615,13 @@ aesgen_aesni_gcm_r1_seal:
 	call	aesgen_aesni_gcm_r1_encrypt_data
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	cmpq	$0, 496(%rbx)
+	cmpq	$0, 624(%rbx)
 	jne	.Laesgen_aesni_gcm_r1_seal_in_data
-	vmovdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
+	vmovdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed_2
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1605,16 +1641,16 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_seal_flushed_2:
-	vmovdqa	%xmm0, 416(%rbx)
-	movq	$1, 496(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
+	movq	$1, 624(%rbx)
 .Laesgen_aesni_gcm_r1_seal_in_data:
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed_3
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1634,9 +1670,9 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r1_seal_flushed_3:
-	movq	480(%rbx), %rdx
+	movq	608(%rbx), %rdx
 	shlq	$3, %rdx
-	movq	488(%rbx), %rsi
+	movq	616(%rbx), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
@@ -1659,9 +1695,9 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rbx), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rbx)
-	leaq	464(%rbx), %rdx
+	vpxor	512(%rbx), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rbx)
+	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_r1_seal_no16
 	movq	(%rdx), %rsi
@@ -1759,33 +1795,33 @@ aesgen_aesni_gcm_r1_open:
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_r1_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rbx)
-	vmovdqa	%xmm0, 432(%rbx)
-	movq	$0, 480(%rbx)
-	movq	$0, 488(%rbx)
-	movq	$0, 496(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
+	vmovdqa	%xmm0, 560(%rbx)
+	movq	$0, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rbx)
+	movq	%rdx, 592(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rbx)
-	movl	$0x1000000, 476(%rbx)
-	vmovdqa	464(%rbx), %xmm0
+	movl	%edx, 600(%rbx)
+	movl	$0x1000000, 604(%rbx)
+	vmovdqa	592(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_open_have_j0
 .Laesgen_aesni_gcm_r1_open_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %r10
-	addq	%rdx, 488(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %r10
+	addq	%rdx, 616(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_r1_open_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rbx,%r10,1), %r12
+	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_r1_open_no8
@@ -1820,7 +1856,7 @@ aesgen_aesni_gcm_r1_open:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_r1_open_absorbed
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -1840,7 +1876,7 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_open_whole:
 .Laesgen_aesni_gcm_r1_open_hash8:
 	cmpq	$128, %rdx
@@ -1848,92 +1884,95 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_open_hash8
@@ -1944,29 +1983,32 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_open_hash1
 .Laesgen_aesni_gcm_r1_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_absorbed
-	leaq	432(%rbx), %r10
+	leaq	560(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_no8_2
 	movq	(%rsi), %r11
@@ -1996,12 +2038,12 @@ aesgen_aesni_gcm_r1_open:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_r1_open_no1_2:
 .Laesgen_aesni_gcm_r1_open_absorbed:
-	vmovdqa	%xmm0, 416(%rbx)
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rdx
+	vmovdqa	%xmm0, 544(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_flushed
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -2021,7 +2063,7 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_open_flushed:
 	vmovq	%rdi, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2043,34 +2085,26 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rbx)
-	movq	$0, 488(%rbx)
+	vmovdqa	%xmm1, 544(%rbx)
+	movq	$0, 616(%rbx)
 .Laesgen_aesni_gcm_r1_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
-	vmovdqa	%xmm0, 464(%rbx)
-	movzbl	474(%rbx), %edx
+	vmovdqa	%xmm1, 528(%rbx)
+	movq	$-1, 632(%rbx)
+	vmovdqa	%xmm0, 592(%rbx)
+	movzbl	602(%rbx), %edx
 	shlq	$8, %rdx
-	movzbl	469(%rbx), %esi
+	movzbl	597(%rbx), %esi
 	orq	%rsi, %rdx
 	shlq	$8, %rdx
-	movzbl	464(%rbx), %esi
+	movzbl	592(%rbx), %esi
 	orq	%rsi, %rdx
 	orq	$0x1000000, %rdx
-	cmpq	512(%rbx), %rdx
+	cmpq	640(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r1_open_same_table
-	movq	%rdx, 512(%rbx)
+	movq	%rdx, 640(%rbx)
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rbx)
-	vmovdqa	%xmm1, 560(%rbx)
-	vmovdqa	%xmm1, 576(%rbx)
-	vmovdqa	%xmm1, 592(%rbx)
-	vmovdqa	%xmm1, 608(%rbx)
-	vmovdqa	%xmm1, 624(%rbx)
-	vmovdqa	%xmm1, 640(%rbx)
-	vmovdqa	%xmm1, 656(%rbx)
 	vmovdqa	%xmm1, 672(%rbx)
 	vmovdqa	%xmm1, 688(%rbx)
 	vmovdqa	%xmm1, 704(%rbx)
@@ -2079,6 +2113,14 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm1, 752(%rbx)
 	vmovdqa	%xmm1, 768(%rbx)
 	vmovdqa	%xmm1, 784(%rbx)
+	vmovdqa	%xmm1, 800(%rbx)
+	vmovdqa	%xmm1, 816(%rbx)
+	vmovdqa	%xmm1, 832(%rbx)
+	vmovdqa	%xmm1, 848(%rbx)
+	vmovdqa	%xmm1, 864(%rbx)
+	vmovdqa	%xmm1, 880(%rbx)
+	vmovdqa	%xmm1, 896(%rbx)
+	vmovdqa	%xmm1, 912(%rbx)
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
@@ -2170,17 +2212,17 @@ aesgen_aesni_gcm_r1_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
 .Laesgen_aesni_gcm_r1_open_aes_done:
-	vmovdqa	%xmm0, 384(%rbx)
-	vmovdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rdx
-	addq	%rax, 480(%rbx)
+	vmovdqa	%xmm0, 512(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rdx
+	addq	%rax, 608(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	432(%rbx,%rdx,1), %r10
+	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_no8_3
@@ -2215,7 +2257,7 @@ aesgen_aesni_gcm_r1_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_absorbed_2
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -2235,7 +2277,7 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_open_whole_2:
 .Laesgen_aesni_gcm_r1_open_hash8_2:
 	cmpq	$128, %rax
@@ -2243,92 +2285,95 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_r1_open_hash8_2
@@ -2339,29 +2384,32 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_r1_open_hash1_2
 .Laesgen_aesni_gcm_r1_open_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r1_open_absorbed_2
-	leaq	432(%rbx), %rdx
+	leaq	560(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r1_open_no8_4
 	movq	(%rcx), %rsi
@@ -2391,7 +2439,7 @@ aesgen_aesni_gcm_r1_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_r1_open_no1_4:
 .Laesgen_aesni_gcm_r1_open_absorbed_2:
-	vmovdqa	%xmm0, 416(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2399,13 +2447,13 @@ aesgen_aesni_gcm_r1_open:
 	call	aesgen_aesni_gcm_r1_decrypt_data
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 496(%rbx)
+	cmpq	$0, 624(%rbx)
 	jne	.Laesgen_aesni_gcm_r1_open_in_data
-	vmovdqa	416(%rbx), %xmm0
-	movq	480(%rbx), %rsi
+	vmovdqa	544(%rbx), %xmm0
+	movq	608(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_flushed_2
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -2425,16 +2473,16 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rbx)
+	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r1_open_flushed_2:
-	vmovdqa	%xmm0, 416(%rbx)
-	movq	$1, 496(%rbx)
+	vmovdqa	%xmm0, 544(%rbx)
+	movq	$1, 624(%rbx)
 .Laesgen_aesni_gcm_r1_open_in_data:
-	vmovdqa	416(%rbx), %xmm0
-	movq	488(%rbx), %rsi
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_flushed_3
-	vmovdqa	432(%rbx), %xmm1
+	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
@@ -2454,9 +2502,9 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r1_open_flushed_3:
-	movq	480(%rbx), %rsi
+	movq	608(%rbx), %rsi
 	shlq	$3, %rsi
-	movq	488(%rbx), %rdi
+	movq	616(%rbx), %rdi
 	shlq	$3, %rdi
 	vmovq	%rdi, %xmm1
 	vmovq	%rsi, %xmm2
@@ -2479,10 +2527,10 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rbx), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rbx)
+	vpxor	512(%rbx), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rbx)
 	xorq	%rsi, %rsi
-	leaq	464(%rbx), %rdi
+	leaq	592(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_nocmp16
 	movq	(%rcx), %r8
@@ -2612,33 +2660,33 @@ aesgen_aesni_gcm_r1_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r1_start_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_start_have_j0
 .Laesgen_aesni_gcm_r1_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	432(%rdi,%rcx,1), %r10
+	leaq	560(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_start_no8
@@ -2673,7 +2721,7 @@ aesgen_aesni_gcm_r1_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_r1_start_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -2693,7 +2741,7 @@ aesgen_aesni_gcm_r1_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_start_whole:
 .Laesgen_aesni_gcm_r1_start_hash8:
 	cmpq	$128, %rdx
@@ -2701,92 +2749,95 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_start_hash8
@@ -2797,29 +2848,32 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_start_hash1
 .Laesgen_aesni_gcm_r1_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_start_absorbed
-	leaq	432(%rdi), %rcx
+	leaq	560(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_start_no8_2
 	movq	(%rsi), %r8
@@ -2849,12 +2903,12 @@ aesgen_aesni_gcm_r1_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_r1_start_no1_2:
 .Laesgen_aesni_gcm_r1_start_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_start_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -2874,7 +2928,7 @@ aesgen_aesni_gcm_r1_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2896,34 +2950,26 @@ aesgen_aesni_gcm_r1_start:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_r1_start_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
-	movq	$-1, 504(%rdi)
-	vmovdqa	%xmm0, 464(%rdi)
-	movzbl	474(%rdi), %eax
+	vmovdqa	%xmm1, 528(%rdi)
+	movq	$-1, 632(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
+	movzbl	602(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	469(%rdi), %ecx
+	movzbl	597(%rdi), %ecx
 	orq	%rcx, %rax
 	shlq	$8, %rax
-	movzbl	464(%rdi), %ecx
+	movzbl	592(%rdi), %ecx
 	orq	%rcx, %rax
 	orq	$0x1000000, %rax
-	cmpq	512(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_start_same_table
-	movq	%rax, 512(%rdi)
+	movq	%rax, 640(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	vmovdqa	%xmm1, 560(%rdi)
-	vmovdqa	%xmm1, 576(%rdi)
-	vmovdqa	%xmm1, 592(%rdi)
-	vmovdqa	%xmm1, 608(%rdi)
-	vmovdqa	%xmm1, 624(%rdi)
-	vmovdqa	%xmm1, 640(%rdi)
-	vmovdqa	%xmm1, 656(%rdi)
 	vmovdqa	%xmm1, 672(%rdi)
 	vmovdqa	%xmm1, 688(%rdi)
 	vmovdqa	%xmm1, 704(%rdi)
@@ -2932,6 +2978,14 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm1, 768(%rdi)
 	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 800(%rdi)
+	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 832(%rdi)
+	vmovdqa	%xmm1, 848(%rdi)
+	vmovdqa	%xmm1, 864(%rdi)
+	vmovdqa	%xmm1, 880(%rdi)
+	vmovdqa	%xmm1, 896(%rdi)
+	vmovdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3023,7 +3077,7 @@ aesgen_aesni_gcm_r1_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
 .Laesgen_aesni_gcm_r1_start_aes_done:
-	vmovdqa	%xmm0, 384(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -3053,22 +3107,22 @@ aesgen_aesni_gcm_r1_start:
 	.p2align	5
 aesgen_aesni_gcm_r1_aad:
 	endbr64
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	480(%rdi), %rax
+	subq	608(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_aad_refuse
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%rdx, 480(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%rdx, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	432(%rdi,%rax,1), %r9
+	leaq	560(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r1_aad_no8
@@ -3103,7 +3157,7 @@ aesgen_aesni_gcm_r1_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_aad_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3123,7 +3177,7 @@ aesgen_aesni_gcm_r1_aad:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_aad_whole:
 .Laesgen_aesni_gcm_r1_aad_hash8:
 	cmpq	$128, %rdx
@@ -3131,92 +3185,95 @@ aesgen_aesni_gcm_r1_aad:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_aad_hash8
@@ -3227,29 +3284,32 @@ aesgen_aesni_gcm_r1_aad:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_aad_hash1
 .Laesgen_aesni_gcm_r1_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_aad_absorbed
-	leaq	432(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_aad_no8_2
 	movq	(%rsi), %rcx
@@ -3279,7 +3339,7 @@ aesgen_aesni_gcm_r1_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_r1_aad_no1_2:
 .Laesgen_aesni_gcm_r1_aad_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -3307,7 +3367,7 @@ aesgen_aesni_gcm_r1_aad:
 aesgen_aesni_gcm_r1_encrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_encrypt_refuse
 	call	aesgen_aesni_gcm_r1_encrypt_data
@@ -3329,7 +3389,7 @@ aesgen_aesni_gcm_r1_encrypt:
 aesgen_aesni_gcm_r1_decrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_decrypt_refuse
 	call	aesgen_aesni_gcm_r1_decrypt_data
@@ -3354,13 +3414,13 @@ aesgen_aesni_gcm_r1_finish_seal:
 	jb	.Laesgen_aesni_gcm_r1_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r1_finish_seal_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_finish_seal_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_finish_seal_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3380,16 +3440,16 @@ aesgen_aesni_gcm_r1_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_finish_seal_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_r1_finish_seal_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_finish_seal_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3409,9 +3469,9 @@ aesgen_aesni_gcm_r1_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r1_finish_seal_flushed_2:
-	movq	480(%rdi), %rax
+	movq	608(%rdi), %rax
 	shlq	$3, %rax
-	movq	488(%rdi), %rcx
+	movq	616(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
@@ -3434,9 +3494,9 @@ aesgen_aesni_gcm_r1_finish_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
-	leaq	464(%rdi), %rax
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_finish_seal_no16
 	movq	(%rax), %rcx
@@ -3503,13 +3563,13 @@ aesgen_aesni_gcm_r1_finish_open:
 	jb	.Laesgen_aesni_gcm_r1_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r1_finish_open_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_finish_open_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_finish_open_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3529,16 +3589,16 @@ aesgen_aesni_gcm_r1_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_finish_open_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_r1_finish_open_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_finish_open_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3558,9 +3618,9 @@ aesgen_aesni_gcm_r1_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r1_finish_open_flushed_2:
-	movq	480(%rdi), %rcx
+	movq	608(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	488(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
@@ -3583,10 +3643,10 @@ aesgen_aesni_gcm_r1_finish_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rcx, %rcx
-	leaq	464(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -3649,7 +3709,7 @@ aesgen_aesni_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 4928 bytes of the context.
+# wipe(ctx): zero all 5056 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_r1_wipe
@@ -3658,7 +3718,7 @@ aesgen_aesni_gcm_r1_finish_open:
 aesgen_aesni_gcm_r1_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$77, %rax
+	movq	$79, %rax
 .Laesgen_aesni_gcm_r1_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)
@@ -3682,13 +3742,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3708,14 +3768,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_bulk
 	movq	$16, %r8
@@ -3724,8 +3784,8 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_no8
 	movq	(%r9), %rbp
@@ -3776,7 +3836,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -3796,7 +3856,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3804,7 +3864,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_data192
 .Laesgen_aesni_gcm_r1_encrypt_data_data256:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_small256
 .Laesgen_aesni_gcm_r1_encrypt_data_first256:
@@ -3815,28 +3875,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_256
 	shlq	$4, %r8
-	vmovdqa	832(%rdi,%r8,1), %xmm2
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	848(%rdi,%r8,1), %xmm3
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	864(%rdi,%r8,1), %xmm4
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	928(%rdi,%r8,1), %xmm8
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vpxor	656(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -4012,30 +4072,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -4154,7 +4214,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -4354,10 +4414,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 656(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first256
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done256:
 .Laesgen_aesni_gcm_r1_encrypt_data_top256:
@@ -4368,232 +4428,234 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm7
-	vmovdqa	832(%rdi,%r8,1), %xmm2
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	960(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	976(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpshufd	$78, %xmm7, %xmm0
+	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	%xmm7, %xmm0, %xmm0
+	vmovdqa	1008(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	1024(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	656(%rdi), %xmm7, %xmm7
 	vmovdqu	-112(%rcx), %xmm13
-	vmovdqa	928(%rdi,%r8,1), %xmm8
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	1056(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm0
 	vmovdqu	-96(%rcx), %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	80(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vmovdqa	96(%rdi), %xmm0
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vmovdqa	112(%rdi), %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	128(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vmovdqa	176(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
-	vmovdqa	192(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	208(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufd	$78, %xmm10, %xmm10
 	vmovdqa	224(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm5, %xmm5
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
@@ -4630,19 +4692,19 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufd	$78, %xmm8, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
@@ -4651,206 +4713,208 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	16(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vmovdqu	-96(%rcx), %xmm0
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm13
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpclmulqdq	$1, 288(%rdi), %xmm0, %xmm13
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	48(%rdi), %xmm0
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqu	-96(%rcx), %xmm0
+	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpshufd	$78, %xmm0, %xmm13
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm13, %xmm13
+	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm14
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpclmulqdq	$0, 416(%rdi), %xmm13, %xmm0
+	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vmovdqu	-80(%rcx), %xmm13
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	64(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqu	-48(%rcx), %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	96(%rdi), %xmm0
-	vmovdqu	-48(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
 	vmovdqa	112(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqa	128(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	144(%rdi), %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
 	vmovdqa	160(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	192(%rdi), %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	176(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vpslldq	$8, %xmm12, %xmm13
@@ -4887,7 +4951,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -4916,233 +4980,235 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufd	$78, %xmm8, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	-96(%rcx), %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
 	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	112(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
 	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqu	-32(%rcx), %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	176(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	176(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpslldq	$8, %xmm12, %xmm13
 	vmovdqa	208(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufd	$78, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm10, %xmm10
 	vmovdqa	224(%rdi), %xmm0
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vaesenclast	%xmm0, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm7, %xmm7
@@ -5177,101 +5243,104 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 656(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_r1_encrypt_data_small256:
 .Laesgen_aesni_gcm_r1_encrypt_data_again4_256:
 	cmpq	$64, %rdx
@@ -5370,52 +5439,55 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -5460,22 +5532,25 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -5515,9 +5590,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_no8_2
 	movq	(%rsi), %r9
@@ -5563,10 +5638,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_data_no1_2:
 .Laesgen_aesni_gcm_r1_encrypt_data_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_saved
 .Laesgen_aesni_gcm_r1_encrypt_data_data128:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_small128
 .Laesgen_aesni_gcm_r1_encrypt_data_first128:
@@ -5577,28 +5652,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_128
 	shlq	$4, %r8
-	vmovdqa	832(%rdi,%r8,1), %xmm2
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	848(%rdi,%r8,1), %xmm3
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	864(%rdi,%r8,1), %xmm4
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	928(%rdi,%r8,1), %xmm8
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vpxor	656(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -5738,30 +5813,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5844,7 +5919,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -6008,10 +6083,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 656(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first128
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done128:
 .Laesgen_aesni_gcm_r1_encrypt_data_top128:
@@ -6022,182 +6097,184 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm5
-	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vmovdqa	960(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	656(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpshufd	$78, %xmm5, %xmm0
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	%xmm5, %xmm0, %xmm0
+	vmovdqa	992(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	656(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	864(%rdi,%r8,1), %xmm4
-	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpxor	656(%rdi), %xmm5, %xmm5
 	vmovdqu	-112(%rcx), %xmm0
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	1024(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	%xmm8, %xmm10, %xmm10
-	vmovdqa	928(%rdi,%r8,1), %xmm8
-	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm11, %xmm11
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpshufd	$78, %xmm0, %xmm13
+	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	%xmm0, %xmm13, %xmm13
+	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm9
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	%xmm9, %xmm10, %xmm10
+	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm13
+	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	-96(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-80(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	64(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-64(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	96(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vmovdqa	128(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpslldq	$8, %xmm12, %xmm13
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpsrldq	$8, %xmm12, %xmm13
 	vmovdqa	160(%rdi), %xmm0
 	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenclast	%xmm0, %xmm2, %xmm2
@@ -6247,205 +6324,207 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
+	vpshufd	$78, %xmm7, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpxor	%xmm7, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
 	vpxor	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	-96(%rcx), %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm10, %xmm10
+	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm0
+	vpxor	656(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm4, %xmm4
 	vmovdqu	-80(%rcx), %xmm0
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm0, %xmm13
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpclmulqdq	$0, 432(%rdi), %xmm13, %xmm0
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqu	-64(%rcx), %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vmovdqu	-64(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	64(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	112(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	144(%rdi), %xmm0
-	vpslldq	$8, %xmm12, %xmm13
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	128(%rdi), %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm12, %xmm12
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
@@ -6469,7 +6548,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -6499,179 +6578,181 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufd	$78, %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm0, %xmm9, %xmm9
 	vmovdqu	-96(%rcx), %xmm13
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-80(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
 	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
 	vmovdqa	96(%rdi), %xmm0
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
@@ -6723,101 +6804,104 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 656(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_r1_encrypt_data_small128:
 .Laesgen_aesni_gcm_r1_encrypt_data_again4_128:
 	cmpq	$64, %rdx
@@ -6896,52 +6980,55 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -6978,22 +7065,25 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -7025,9 +7115,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_no8_3
 	movq	(%rsi), %r9
@@ -7073,10 +7163,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_data_no1_3:
 .Laesgen_aesni_gcm_r1_encrypt_data_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_saved
 .Laesgen_aesni_gcm_r1_encrypt_data_data192:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_small192
 .Laesgen_aesni_gcm_r1_encrypt_data_first192:
@@ -7087,28 +7177,28 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_192
 	shlq	$4, %r8
-	vmovdqa	832(%rdi,%r8,1), %xmm2
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	848(%rdi,%r8,1), %xmm3
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	864(%rdi,%r8,1), %xmm4
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	928(%rdi,%r8,1), %xmm8
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vpxor	656(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -7266,30 +7356,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -7390,7 +7480,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -7572,10 +7662,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 656(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first192
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done192:
 .Laesgen_aesni_gcm_r1_encrypt_data_top192:
@@ -7586,203 +7676,205 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm6
-	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vmovdqa	960(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	656(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	848(%rdi,%r8,1), %xmm3
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpshufd	$78, %xmm6, %xmm0
+	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vmovdqa	1008(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpxor	656(%rdi), %xmm6, %xmm6
 	vmovdqu	-112(%rcx), %xmm13
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	1040(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vmovdqa	1072(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	656(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-96(%rcx), %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	64(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	-80(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	-64(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-48(%rcx), %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	112(%rdi), %xmm0
-	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vmovdqa	128(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
 	vmovdqa	144(%rdi), %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	-16(%rcx), %xmm13
-	vmovdqa	160(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	176(%rdi), %xmm0
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	160(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vmovdqa	192(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm3, %xmm3
@@ -7829,19 +7921,19 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufd	$78, %xmm8, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpxor	%xmm0, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
@@ -7849,193 +7941,195 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	16(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	-96(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	-64(%rcx), %xmm13
-	vmovdqa	48(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm0
+	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm3, %xmm3
 	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpclmulqdq	$0, 416(%rdi), %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	%xmm0, %xmm12, %xmm12
+	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqu	-80(%rcx), %xmm13
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
+	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-64(%rcx), %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vmovdqa	64(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-48(%rcx), %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	-48(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	112(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
 	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	144(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	160(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm10, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
@@ -8045,8 +8139,8 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
@@ -8056,8 +8150,8 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	192(%rdi), %xmm0
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm4, %xmm4
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm5, %xmm5
@@ -8069,7 +8163,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -8100,194 +8194,196 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufd	$78, %xmm8, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	-112(%rcx), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	-96(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
@@ -8341,101 +8437,104 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 656(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 .Laesgen_aesni_gcm_r1_encrypt_data_small192:
 .Laesgen_aesni_gcm_r1_encrypt_data_again4_192:
 	cmpq	$64, %rdx
@@ -8524,52 +8623,55 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$64, %rsi
 	addq	$64, %rcx
 	subq	$64, %rdx
@@ -8610,22 +8712,25 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
@@ -8661,9 +8766,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_no8_4
 	movq	(%rsi), %r9
@@ -8709,10 +8814,10 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_data_no1_4:
 .Laesgen_aesni_gcm_r1_encrypt_data_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_saved
 .Laesgen_aesni_gcm_r1_encrypt_data_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -8746,13 +8851,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -8772,14 +8877,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_bulk
 	movq	$16, %r8
@@ -8788,8 +8893,8 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_no8
 	movq	(%r9), %rbp
@@ -8840,7 +8945,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -8860,7 +8965,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -8868,7 +8973,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_data192
 .Laesgen_aesni_gcm_r1_decrypt_data_data256:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_small256
 .Laesgen_aesni_gcm_r1_decrypt_data_top256:
@@ -8879,232 +8984,234 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm7
-	vmovdqa	832(%rdi,%r8,1), %xmm2
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	960(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	976(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpshufd	$78, %xmm7, %xmm0
+	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	%xmm7, %xmm0, %xmm0
+	vmovdqa	1008(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	1024(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	656(%rdi), %xmm7, %xmm7
 	vmovdqu	16(%rsi), %xmm13
-	vmovdqa	928(%rdi,%r8,1), %xmm8
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	1056(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm0
 	vmovdqu	32(%rsi), %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	80(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vmovdqa	96(%rdi), %xmm0
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vmovdqa	112(%rdi), %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	128(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	96(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vmovdqa	176(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
-	vmovdqa	192(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	208(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufd	$78, %xmm10, %xmm10
 	vmovdqa	224(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm5, %xmm5
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
@@ -9141,19 +9248,19 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufd	$78, %xmm8, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
@@ -9162,206 +9269,208 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	16(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vmovdqu	32(%rsi), %xmm0
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm13
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpclmulqdq	$1, 288(%rdi), %xmm0, %xmm13
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqu	48(%rsi), %xmm13
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	48(%rdi), %xmm0
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqu	32(%rsi), %xmm0
+	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpshufd	$78, %xmm0, %xmm13
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	%xmm0, %xmm13, %xmm13
+	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm14
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpclmulqdq	$0, 416(%rdi), %xmm13, %xmm0
+	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vmovdqu	48(%rsi), %xmm13
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	64(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqu	80(%rsi), %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	96(%rdi), %xmm0
-	vmovdqu	80(%rsi), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
 	vmovdqa	112(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqu	96(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqa	128(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	144(%rdi), %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
 	vmovdqa	160(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	192(%rdi), %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	176(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vpslldq	$8, %xmm12, %xmm13
@@ -9398,7 +9507,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -9427,233 +9536,235 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufd	$78, %xmm8, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	32(%rsi), %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
 	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	112(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
 	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqu	96(%rsi), %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	176(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	176(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpslldq	$8, %xmm12, %xmm13
 	vmovdqa	208(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufd	$78, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm10, %xmm10
 	vmovdqa	224(%rdi), %xmm0
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vaesenclast	%xmm0, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm7, %xmm7
@@ -9688,10 +9799,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 656(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_drain256:
 .Laesgen_aesni_gcm_r1_decrypt_data_small256:
@@ -9701,52 +9812,55 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
@@ -9848,22 +9962,25 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
@@ -9937,9 +10054,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_no8_2
 	movq	(%rsi), %r9
@@ -9985,10 +10102,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_data_no1_2:
 .Laesgen_aesni_gcm_r1_decrypt_data_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_saved
 .Laesgen_aesni_gcm_r1_decrypt_data_data128:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_small128
 .Laesgen_aesni_gcm_r1_decrypt_data_top128:
@@ -9999,182 +10116,184 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm5
-	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vmovdqa	960(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	656(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpshufd	$78, %xmm5, %xmm0
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	%xmm5, %xmm0, %xmm0
+	vmovdqa	992(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	656(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	864(%rdi,%r8,1), %xmm4
-	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpxor	656(%rdi), %xmm5, %xmm5
 	vmovdqu	16(%rsi), %xmm0
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	1024(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	%xmm8, %xmm10, %xmm10
-	vmovdqa	928(%rdi,%r8,1), %xmm8
-	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	%xmm9, %xmm11, %xmm11
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpshufd	$78, %xmm0, %xmm13
+	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	%xmm0, %xmm13, %xmm13
+	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm9
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	%xmm9, %xmm10, %xmm10
+	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm13
+	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	32(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	48(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	64(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	64(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	96(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	96(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vmovdqa	128(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpslldq	$8, %xmm12, %xmm13
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm10, %xmm10
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpsrldq	$8, %xmm12, %xmm13
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpsrldq	$8, %xmm12, %xmm13
 	vmovdqa	160(%rdi), %xmm0
 	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenclast	%xmm0, %xmm2, %xmm2
@@ -10224,205 +10343,207 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
-	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
+	vpshufd	$78, %xmm7, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpxor	%xmm7, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vmovdqu	16(%rsi), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
 	vpxor	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	32(%rsi), %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm10, %xmm10
+	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm0
+	vpxor	656(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm4, %xmm4
 	vmovdqu	48(%rsi), %xmm0
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm0, %xmm13
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpclmulqdq	$0, 432(%rdi), %xmm13, %xmm0
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqu	64(%rsi), %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vmovdqu	64(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	64(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	96(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	112(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	144(%rdi), %xmm0
-	vpslldq	$8, %xmm12, %xmm13
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	128(%rdi), %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm12, %xmm12
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
@@ -10446,7 +10567,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -10476,179 +10597,181 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufd	$78, %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vpxor	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm0, %xmm9, %xmm9
 	vmovdqu	32(%rsi), %xmm13
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	48(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
 	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
 	vmovdqa	96(%rdi), %xmm0
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	96(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm12, %xmm13
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
@@ -10700,10 +10823,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 656(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_drain128:
 .Laesgen_aesni_gcm_r1_decrypt_data_small128:
@@ -10713,52 +10836,55 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
@@ -10840,22 +10966,25 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
@@ -10913,9 +11042,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_no8_3
 	movq	(%rsi), %r9
@@ -10961,10 +11090,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_data_no1_3:
 .Laesgen_aesni_gcm_r1_decrypt_data_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_saved
 .Laesgen_aesni_gcm_r1_decrypt_data_data192:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_small192
 .Laesgen_aesni_gcm_r1_decrypt_data_top192:
@@ -10975,203 +11104,205 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
+	cmpq	%rax, 672(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm6
-	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vmovdqa	960(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	656(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	848(%rdi,%r8,1), %xmm3
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpshufd	$78, %xmm6, %xmm0
+	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vmovdqa	1008(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpxor	656(%rdi), %xmm6, %xmm6
 	vmovdqu	16(%rsi), %xmm13
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	1040(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vmovdqa	1072(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	656(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	32(%rsi), %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	64(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vmovdqu	48(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	64(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	80(%rsi), %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	112(%rdi), %xmm0
-	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vmovdqa	128(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	96(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
 	vmovdqa	144(%rdi), %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	112(%rsi), %xmm13
-	vmovdqa	160(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	176(%rdi), %xmm0
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	160(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm0
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vmovdqa	192(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm3, %xmm3
@@ -11218,19 +11349,19 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufd	$78, %xmm8, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
-	vpxor	%xmm0, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
@@ -11238,193 +11369,195 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	(%rdi), %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm6, %xmm6
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	16(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	32(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqu	48(%rsi), %xmm13
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	64(%rsi), %xmm13
-	vmovdqa	48(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm0
+	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm3, %xmm3
 	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpclmulqdq	$0, 416(%rdi), %xmm0, %xmm0
+	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	%xmm0, %xmm12, %xmm12
+	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqu	48(%rsi), %xmm13
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	656(%rdi), %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
+	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	64(%rsi), %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vmovdqa	64(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	80(%rsi), %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	80(%rsi), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	112(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm11, %xmm11
 	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	144(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	160(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm10, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm11, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
@@ -11434,8 +11567,8 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm0, %xmm3, %xmm3
 	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm6, %xmm6
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenc	%xmm0, %xmm7, %xmm7
@@ -11445,8 +11578,8 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqa	192(%rdi), %xmm0
 	vpxor	%xmm12, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%xmm0, %xmm4, %xmm4
 	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm5, %xmm5
@@ -11458,7 +11591,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%rax, 672(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -11489,194 +11622,196 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm4
 	vpxor	%xmm0, %xmm8, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufd	$78, %xmm8, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqu	16(%rsi), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm13, %xmm14, %xmm14
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm15, %xmm10, %xmm10
 	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm13, %xmm11, %xmm11
 	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
 	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vmovdqu	32(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
 	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm8, %xmm8
 	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
 	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vmovdqa	80(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm5, %xmm5
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vpxor	%xmm15, %xmm10, %xmm10
 	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
 	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
 	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
 	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm3, %xmm3
 	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
 	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vpxor	%xmm13, %xmm14, %xmm14
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm13, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm5, %xmm5
@@ -11730,10 +11865,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 656(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_drain192:
 .Laesgen_aesni_gcm_r1_decrypt_data_small192:
@@ -11743,52 +11878,55 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm3
@@ -11880,22 +12018,25 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
@@ -11961,9 +12102,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_no8_4
 	movq	(%rsi), %r9
@@ -12009,10 +12150,10 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_data_no1_4:
 .Laesgen_aesni_gcm_r1_decrypt_data_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_saved
 .Laesgen_aesni_gcm_r1_decrypt_data_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	vzeroall
 	popq	%rbp
 	popq	%rbx
