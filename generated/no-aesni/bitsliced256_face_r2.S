@@ -7580,10 +7580,9 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_refresh128
 .Laesgen_bitsliced256_face_r2_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$4, %r10
-	cmpb	$0, 9856(%rdi,%r10,1)
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_fill128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fill128
+.Laesgen_bitsliced256_face_r2_xor_stream_fast128:
 	movq	%r9, %r10
 	andq	$-16, %r10
 	shlq	$4, %r10
@@ -8038,6 +8037,10 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vmovdqu	%ymm9, 9568(%rdi)
 	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume128
 .Laesgen_bitsliced256_face_r2_xor_stream_fill128:
+	movq	%r9, %r10
+	shrq	$4, %r10
+	cmpb	$0, 9856(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fast128
 	movq	%r9, %r10
 	andq	$-16, %r10
 	movq	%rax, %r11
@@ -9582,10 +9585,9 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_refresh192
 .Laesgen_bitsliced256_face_r2_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$4, %r10
-	cmpb	$0, 9856(%rdi,%r10,1)
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_fill192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fill192
+.Laesgen_bitsliced256_face_r2_xor_stream_fast192:
 	movq	%r9, %r10
 	andq	$-16, %r10
 	shlq	$4, %r10
@@ -10040,6 +10042,10 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vmovdqu	%ymm9, 9568(%rdi)
 	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume192
 .Laesgen_bitsliced256_face_r2_xor_stream_fill192:
+	movq	%r9, %r10
+	shrq	$4, %r10
+	cmpb	$0, 9856(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fast192
 	movq	%r9, %r10
 	andq	$-16, %r10
 	movq	%rax, %r11
@@ -11570,10 +11576,9 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_refresh256
 .Laesgen_bitsliced256_face_r2_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$4, %r10
-	cmpb	$0, 9856(%rdi,%r10,1)
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_fill256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fill256
+.Laesgen_bitsliced256_face_r2_xor_stream_fast256:
 	movq	%r9, %r10
 	andq	$-16, %r10
 	shlq	$4, %r10
@@ -12028,6 +12033,10 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vmovdqu	%ymm9, 9568(%rdi)
 	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume256
 .Laesgen_bitsliced256_face_r2_xor_stream_fill256:
+	movq	%r9, %r10
+	shrq	$4, %r10
+	cmpb	$0, 9856(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fast256
 	movq	%r9, %r10
 	andq	$-16, %r10
 	movq	%rax, %r11

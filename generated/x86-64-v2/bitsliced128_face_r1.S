@@ -8986,10 +8986,9 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r1_xor_stream_refresh128
 .Laesgen_bitsliced128_face_r1_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$3, %r10
-	cmpb	$0, 7168(%rdi,%r10,1)
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_fill128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fill128
+.Laesgen_bitsliced128_face_r1_xor_stream_fast128:
 	movq	%r9, %r10
 	andq	$-8, %r10
 	shlq	$4, %r10
@@ -9732,6 +9731,10 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	movdqu	%xmm0, 7024(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume128
 .Laesgen_bitsliced128_face_r1_xor_stream_fill128:
+	movq	%r9, %r10
+	shrq	$3, %r10
+	cmpb	$0, 7168(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fast128
 	movq	%r9, %r10
 	andq	$-8, %r10
 	movq	%rax, %r11
@@ -11345,10 +11348,9 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r1_xor_stream_refresh192
 .Laesgen_bitsliced128_face_r1_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$3, %r10
-	cmpb	$0, 7168(%rdi,%r10,1)
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_fill192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fill192
+.Laesgen_bitsliced128_face_r1_xor_stream_fast192:
 	movq	%r9, %r10
 	andq	$-8, %r10
 	shlq	$4, %r10
@@ -12091,6 +12093,10 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	movdqu	%xmm0, 7024(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume192
 .Laesgen_bitsliced128_face_r1_xor_stream_fill192:
+	movq	%r9, %r10
+	shrq	$3, %r10
+	cmpb	$0, 7168(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fast192
 	movq	%r9, %r10
 	andq	$-8, %r10
 	movq	%rax, %r11
@@ -13688,10 +13694,9 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r1_xor_stream_refresh256
 .Laesgen_bitsliced128_face_r1_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$3, %r10
-	cmpb	$0, 7168(%rdi,%r10,1)
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_fill256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fill256
+.Laesgen_bitsliced128_face_r1_xor_stream_fast256:
 	movq	%r9, %r10
 	andq	$-8, %r10
 	shlq	$4, %r10
@@ -14434,6 +14439,10 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	movdqu	%xmm0, 7024(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume256
 .Laesgen_bitsliced128_face_r1_xor_stream_fill256:
+	movq	%r9, %r10
+	shrq	$3, %r10
+	cmpb	$0, 7168(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fast256
 	movq	%r9, %r10
 	andq	$-8, %r10
 	movq	%rax, %r11

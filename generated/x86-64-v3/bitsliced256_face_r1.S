@@ -7580,10 +7580,9 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r1_xor_stream_refresh128
 .Laesgen_bitsliced256_face_r1_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$4, %r10
-	cmpb	$0, 9856(%rdi,%r10,1)
-	je	.Laesgen_bitsliced256_face_r1_xor_stream_fill128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced256_face_r1_xor_stream_fill128
+.Laesgen_bitsliced256_face_r1_xor_stream_fast128:
 	movq	%r9, %r10
 	andq	$-16, %r10
 	shlq	$4, %r10
@@ -8208,6 +8207,10 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vmovdqu	%ymm8, 9568(%rdi)
 	jmp	.Laesgen_bitsliced256_face_r1_xor_stream_consume128
 .Laesgen_bitsliced256_face_r1_xor_stream_fill128:
+	movq	%r9, %r10
+	shrq	$4, %r10
+	cmpb	$0, 9856(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced256_face_r1_xor_stream_fast128
 	movq	%r9, %r10
 	andq	$-16, %r10
 	movq	%rax, %r11
@@ -9578,10 +9581,9 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r1_xor_stream_refresh192
 .Laesgen_bitsliced256_face_r1_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$4, %r10
-	cmpb	$0, 9856(%rdi,%r10,1)
-	je	.Laesgen_bitsliced256_face_r1_xor_stream_fill192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced256_face_r1_xor_stream_fill192
+.Laesgen_bitsliced256_face_r1_xor_stream_fast192:
 	movq	%r9, %r10
 	andq	$-16, %r10
 	shlq	$4, %r10
@@ -10206,6 +10208,10 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vmovdqu	%ymm8, 9568(%rdi)
 	jmp	.Laesgen_bitsliced256_face_r1_xor_stream_consume192
 .Laesgen_bitsliced256_face_r1_xor_stream_fill192:
+	movq	%r9, %r10
+	shrq	$4, %r10
+	cmpb	$0, 9856(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced256_face_r1_xor_stream_fast192
 	movq	%r9, %r10
 	andq	$-16, %r10
 	movq	%rax, %r11
@@ -11560,10 +11566,9 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r1_xor_stream_refresh256
 .Laesgen_bitsliced256_face_r1_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$4, %r10
-	cmpb	$0, 9856(%rdi,%r10,1)
-	je	.Laesgen_bitsliced256_face_r1_xor_stream_fill256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced256_face_r1_xor_stream_fill256
+.Laesgen_bitsliced256_face_r1_xor_stream_fast256:
 	movq	%r9, %r10
 	andq	$-16, %r10
 	shlq	$4, %r10
@@ -12188,6 +12193,10 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vmovdqu	%ymm8, 9568(%rdi)
 	jmp	.Laesgen_bitsliced256_face_r1_xor_stream_consume256
 .Laesgen_bitsliced256_face_r1_xor_stream_fill256:
+	movq	%r9, %r10
+	shrq	$4, %r10
+	cmpb	$0, 9856(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced256_face_r1_xor_stream_fast256
 	movq	%r9, %r10
 	andq	$-16, %r10
 	movq	%rax, %r11

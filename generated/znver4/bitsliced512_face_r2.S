@@ -7579,10 +7579,9 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_refresh128
 .Laesgen_bitsliced512_face_r2_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$5, %r10
-	cmpb	$0, 15232(%rdi,%r10,1)
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_fill128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fill128
+.Laesgen_bitsliced512_face_r2_xor_stream_fast128:
 	movq	%r9, %r10
 	andq	$-32, %r10
 	shlq	$4, %r10
@@ -7918,6 +7917,10 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vmovdqu64	%zmm4, 14656(%rdi)
 	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume128
 .Laesgen_bitsliced512_face_r2_xor_stream_fill128:
+	movq	%r9, %r10
+	shrq	$5, %r10
+	cmpb	$0, 15232(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fast128
 	movq	%r9, %r10
 	andq	$-32, %r10
 	movq	%rax, %r11
@@ -9067,10 +9070,9 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_refresh192
 .Laesgen_bitsliced512_face_r2_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$5, %r10
-	cmpb	$0, 15232(%rdi,%r10,1)
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_fill192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fill192
+.Laesgen_bitsliced512_face_r2_xor_stream_fast192:
 	movq	%r9, %r10
 	andq	$-32, %r10
 	shlq	$4, %r10
@@ -9406,6 +9408,10 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vmovdqu64	%zmm4, 14656(%rdi)
 	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume192
 .Laesgen_bitsliced512_face_r2_xor_stream_fill192:
+	movq	%r9, %r10
+	shrq	$5, %r10
+	cmpb	$0, 15232(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fast192
 	movq	%r9, %r10
 	andq	$-32, %r10
 	movq	%rax, %r11
@@ -10541,10 +10547,9 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_refresh256
 .Laesgen_bitsliced512_face_r2_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	shrq	$5, %r10
-	cmpb	$0, 15232(%rdi,%r10,1)
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_fill256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fill256
+.Laesgen_bitsliced512_face_r2_xor_stream_fast256:
 	movq	%r9, %r10
 	andq	$-32, %r10
 	shlq	$4, %r10
@@ -10880,6 +10885,10 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vmovdqu64	%zmm4, 14656(%rdi)
 	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume256
 .Laesgen_bitsliced512_face_r2_xor_stream_fill256:
+	movq	%r9, %r10
+	shrq	$5, %r10
+	cmpb	$0, 15232(%rdi,%r10,1)
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fast256
 	movq	%r9, %r10
 	andq	$-32, %r10
 	movq	%rax, %r11

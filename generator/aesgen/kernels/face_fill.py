@@ -31,14 +31,20 @@ def jump_unless_complete(b: KernelBuilder, ctx: Reg, fill: Label) -> None:
     b.asm.jne(fill)
 
 
+def _offset_in_run(b: KernelBuilder, ctx: Reg, idx: Reg) -> Reg:
+    """(idx - FILL_START) mod 256: where in15 = idx stands counted from the run's start."""
+    off = b.gp()
+    b.asm.mov(off, idx)
+    b.asm.sub(off, _field(ctx, L.FILL_START))
+    b.emit("and", off, Imm(255))
+    return off
+
+
 def back_if_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int, fast: Label) -> None:
     """Jump to ``fast`` when the entries of in15 = idx .. idx + blocks - 1 all lie in the
     run: (idx - FILL_START) mod 256 + blocks <= FILL_COUNT; else fall through to the fill."""
     a = b.asm
-    off = b.gp()
-    a.mov(off, idx)
-    a.sub(off, _field(ctx, L.FILL_START))
-    b.emit("and", off, Imm(255))
+    off = _offset_in_run(b, ctx, idx)
     a.add(off, Imm(blocks))
     a.cmp(off, _field(ctx, L.FILL_COUNT))
     a.jbe(fast)
@@ -48,11 +54,8 @@ def record_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int) -> None:
     """After a batch stored the entries of in15 = idx .. idx + blocks - 1: grow the run
     when the batch starts inside it or at its end, else restart it at the batch."""
     a = b.asm
-    off, count = b.gp(), b.gp()
     restart, grown, done = b.label("run_restart"), b.label("run_grown"), b.label("run_done")
-    a.mov(off, idx)
-    a.sub(off, _field(ctx, L.FILL_START))
-    b.emit("and", off, Imm(255))
+    off, count = _offset_in_run(b, ctx, idx), b.gp()
     a.mov(count, _field(ctx, L.FILL_COUNT))
     a.cmp(off, count)
     a.ja(restart)

@@ -33,6 +33,7 @@ from ..dsl.operands import Imm, Label, Mem, Reg
 from . import ctx_layout as L
 from .ctr_stream import (Stream, count_up, counter_in_every_lane, counter_tag, loop_exit,
                          loop_head, mem, open_stream, spread_blocks)
+from .face_fill import jump_unless_complete
 from .spec import FACE_ROUNDS, ROUNDS
 from .vector_ops import VectorOps
 
@@ -54,12 +55,17 @@ def stream_body(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
         loop_head(b, s, face, refresh, window_ok)
         with b.phase("loop"):
             if face != "none":
-                _jump_unless_group_filled(k, b, s, fill)
+                jump_unless_complete(b, ctx, fill)
+        if face != "none":
+            fast = b.label(f"fast{bits}")
+            b.bind(fast)
         keystream = _group(k, b, v, bits, s, "fast" if face != "none" else "full")
         _use(k, b, v, s, keystream, consume, bits)
     if face != "none":
         with b.region(f"fill-{bits}"):
             b.bind(fill)
+            b.asm.cmp(_group_flag(k, b, s), Imm(0))    # validity is per group: this
+            b.asm.jne(fast)                            # group's entry may be filled
             keystream = _group(k, b, v, bits, s, "fill")
             _use(k, b, v, s, keystream, consume, bits)
     with b.region(f"tail-{bits}"), b.phase("tail"):
@@ -128,13 +134,6 @@ def _group_flag(k, b: KernelBuilder, s: Stream, first: Reg | None = None) -> Mem
     b.asm.mov(group, s.idx if first is None else first)
     b.asm.shr(group, Imm(group_blocks(k).bit_length() - 1))
     return mem(8, s.ctx, k.layout.extra + k.engine.group_flags(), index=group)
-
-
-def _jump_unless_group_filled(k, b: KernelBuilder, s: Stream, fill: Label) -> None:
-    """Validity is per group: a group whose entry is filled starts from it, whatever the
-    state of the other groups."""
-    b.asm.cmp(_group_flag(k, b, s), Imm(0))
-    b.asm.je(fill)
 
 
 def _entry_address(k, b: KernelBuilder, s: Stream, first: Reg) -> Reg:
