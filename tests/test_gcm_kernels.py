@@ -215,6 +215,39 @@ def test_gcm_random_against_the_model(aead) -> None:
 
 
 @with_aeads
+def test_gcm_short_records_every_length(aead) -> None:
+    """The one-shot path of short records (modes/gcm/short_record.py: 12-byte nonce, AAD
+    of at most 16 bytes, at most SHORT_BYTES of message) at every message length up to
+    past its limit and every AAD length up to past 16: seal, open, open in place, and a
+    flipped bit in the ciphertext's last byte or the tag rejected with out zeroed."""
+    from aesgen.modes.gcm.short_record import SHORT_BYTES
+    rng = random.Random(SEED + 13)
+    ctx = Ctx(aead.ctx_size)
+    keys = {n: rng.randbytes(n) for n in (16, 24, 32)}
+    for n, key in keys.items():
+        assert aead.init(ctx.addr, _buf(key), n) == 0
+        for length in range(SHORT_BYTES + 18):
+            aad = rng.randbytes(length % 18 if n == 16 else rng.randint(0, 17))
+            nonce, pt = rng.randbytes(12), rng.randbytes(length)
+            tag_len = rng.randint(4, 16)
+            want_ct, want_tag = model.seal(key, nonce, aad, pt, tag_len)
+            case = f"key {n}, len {length}, aad {len(aad)}, tag {tag_len}"
+            assert seal(aead, ctx, nonce, aad, pt, tag_len) == (0, want_ct, want_tag), case
+            assert open_(aead, ctx, nonce, aad, want_ct, want_tag) == (0, pt), case
+            same = _buf(want_ct)
+            r = aead.open(ctx.addr, _buf(nonce), 12, _buf(aad), len(aad), same, length, same,
+                          _buf(want_tag), tag_len)
+            assert (r, same.raw[:length]) == (0, pt), f"in place: {case}"
+            bad_tag = bytes([want_tag[0] ^ 0x10]) + want_tag[1:]
+            assert open_(aead, ctx, nonce, aad, want_ct, bad_tag) == (-1, bytes(length)), case
+            if length:
+                bad_ct = want_ct[:-1] + bytes([want_ct[-1] ^ 0x80])
+                assert open_(aead, ctx, nonce, aad, bad_ct, want_tag) == (-1, bytes(length)), \
+                    case
+    assert ctx.guards_intact()
+
+
+@with_aeads
 def test_gcm_long_messages_against_openssl(aead) -> None:
     """Messages up to 20 KiB with 12- and 16-byte nonces against the cryptography wheel."""
     aesgcm = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")

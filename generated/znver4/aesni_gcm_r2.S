@@ -962,6 +962,562 @@ aesgen_aesni_gcm_r2_seal:
 	ja	.Laesgen_aesni_gcm_r2_seal_refuse
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_r2_seal_refuse
+	movq	40(%rsp), %rdi
+	cmpq	$12, %rdx
+	jne	.Laesgen_aesni_gcm_r2_seal_general
+	cmpq	$16, %rax
+	ja	.Laesgen_aesni_gcm_r2_seal_general
+	cmpq	$64, %rdi
+	ja	.Laesgen_aesni_gcm_r2_seal_general
+	movq	48(%rsp), %rdx
+	movq	%rdi, %r8
+	shlq	$3, %r8
+	movq	%rax, %r10
+	shlq	$3, %r10
+	vmovq	%r8, %xmm0
+	vmovq	%r10, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm1
+	leaq	15(%rdi), %r8
+	andq	$-16, %r8
+	negq	%r8
+	leaq	352(%rbx,%r8,1), %r8
+	leaq	560(%rbx), %r10
+	testq	$16, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no16
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
+	movq	8(%rcx), %r11
+	movq	%r11, 8(%r10)
+	addq	$16, %rcx
+	addq	$16, %r10
+.Laesgen_aesni_gcm_r2_seal_no16:
+	testq	$8, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no8
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rcx
+	addq	$8, %r10
+.Laesgen_aesni_gcm_r2_seal_no8:
+	testq	$4, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no4
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rcx
+	addq	$4, %r10
+.Laesgen_aesni_gcm_r2_seal_no4:
+	testq	$2, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no2
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rcx
+	addq	$2, %r10
+.Laesgen_aesni_gcm_r2_seal_no2:
+	testq	$1, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no1
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_aesni_gcm_r2_seal_no1:
+	vmovdqa	560(%rbx), %xmm3
+	leaq	.Laesgen_aesni_gcm_r2_seal_short_masks(%rip), %rcx
+	subq	%rax, %rcx
+	vpand	16(%rcx), %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r8), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r8), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 128(%r8), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	movq	(%rsi), %rax
+	vmovq	%rax, %xmm3
+	vmovd	8(%rsi), %xmm4
+	vpunpcklqdq	%xmm4, %xmm3, %xmm3
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter0(%rip), %xmm3, %xmm4
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm3, %xmm5
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter2(%rip), %xmm3, %xmm6
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter3(%rip), %xmm3, %xmm7
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter4(%rip), %xmm3, %xmm3
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r2_seal_short128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r2_seal_short192
+.Laesgen_aesni_gcm_r2_seal_short256:
+	vmovdqa	(%rbx), %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm3, %xmm3
+	vmovdqa	16(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	32(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	48(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	64(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	80(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	96(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	112(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	128(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	144(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	160(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	176(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	192(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	208(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	224(%rbx), %xmm8
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	jmp	.Laesgen_aesni_gcm_r2_seal_short_keystream
+.Laesgen_aesni_gcm_r2_seal_short128:
+	vmovdqa	(%rbx), %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm3, %xmm3
+	vmovdqa	16(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	32(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	48(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	64(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	80(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	96(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	112(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	128(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	144(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	160(%rbx), %xmm8
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	jmp	.Laesgen_aesni_gcm_r2_seal_short_keystream
+.Laesgen_aesni_gcm_r2_seal_short192:
+	vmovdqa	(%rbx), %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm3, %xmm3
+	vmovdqa	16(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	32(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	48(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	64(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	80(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	96(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	112(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	128(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	144(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	160(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	176(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	192(%rbx), %xmm8
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	jmp	.Laesgen_aesni_gcm_r2_seal_short_keystream
+.Laesgen_aesni_gcm_r2_seal_short_keystream:
+	cmpq	$0, %rdi
+	jbe	.Laesgen_aesni_gcm_r2_seal_short_hashed
+	cmpq	$16, %rdi
+	jae	.Laesgen_aesni_gcm_r2_seal_short_whole1
+	jmp	.Laesgen_aesni_gcm_r2_seal_short_partial
+.Laesgen_aesni_gcm_r2_seal_short_whole1:
+	vmovdqu	(%r9), %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vmovdqu	%xmm8, (%rdx)
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm8, %xmm8
+	vpshufd	$78, %xmm8, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$0, 16(%r8), %xmm8, %xmm9
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpclmulqdq	$17, 16(%r8), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%r8), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm1, %xmm1
+	cmpq	$16, %rdi
+	jbe	.Laesgen_aesni_gcm_r2_seal_short_hashed
+	cmpq	$32, %rdi
+	jae	.Laesgen_aesni_gcm_r2_seal_short_whole2
+	vmovdqa	%xmm6, %xmm5
+	jmp	.Laesgen_aesni_gcm_r2_seal_short_partial
+.Laesgen_aesni_gcm_r2_seal_short_whole2:
+	vmovdqu	16(%r9), %xmm5
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqu	%xmm5, 16(%rdx)
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 32(%r8), %xmm5, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpclmulqdq	$17, 32(%r8), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$0, 160(%r8), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm1, %xmm1
+	cmpq	$32, %rdi
+	jbe	.Laesgen_aesni_gcm_r2_seal_short_hashed
+	cmpq	$48, %rdi
+	jae	.Laesgen_aesni_gcm_r2_seal_short_whole3
+	vmovdqa	%xmm7, %xmm5
+	jmp	.Laesgen_aesni_gcm_r2_seal_short_partial
+.Laesgen_aesni_gcm_r2_seal_short_whole3:
+	vmovdqu	32(%r9), %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vmovdqu	%xmm5, 32(%rdx)
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 48(%r8), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpclmulqdq	$17, 48(%r8), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$0, 176(%r8), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm1, %xmm1
+	cmpq	$48, %rdi
+	jbe	.Laesgen_aesni_gcm_r2_seal_short_hashed
+	cmpq	$64, %rdi
+	jae	.Laesgen_aesni_gcm_r2_seal_short_whole4
+	vmovdqa	%xmm3, %xmm5
+	jmp	.Laesgen_aesni_gcm_r2_seal_short_partial
+.Laesgen_aesni_gcm_r2_seal_short_whole4:
+	vmovdqu	48(%r9), %xmm5
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rdx)
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm5, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$0, 64(%r8), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpclmulqdq	$17, 64(%r8), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$0, 192(%r8), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+.Laesgen_aesni_gcm_r2_seal_short_hashed:
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_seal_short_done
+.Laesgen_aesni_gcm_r2_seal_short_partial:
+	movq	%rdi, %rax
+	andq	$15, %rax
+	andq	$-16, %rdi
+	leaq	(%r9,%rdi,1), %rcx
+	leaq	(%rdx,%rdi,1), %rdx
+	leaq	592(%rbx), %rsi
+	testq	$8, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no8_2
+	movq	(%rcx), %r9
+	movq	%r9, (%rsi)
+	addq	$8, %rcx
+	addq	$8, %rsi
+.Laesgen_aesni_gcm_r2_seal_no8_2:
+	testq	$4, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no4_2
+	movl	(%rcx), %r9d
+	movl	%r9d, (%rsi)
+	addq	$4, %rcx
+	addq	$4, %rsi
+.Laesgen_aesni_gcm_r2_seal_no4_2:
+	testq	$2, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no2_2
+	movzbl	(%rcx), %r9d
+	movb	%r9b, (%rsi)
+	movzbl	1(%rcx), %r9d
+	movb	%r9b, 1(%rsi)
+	addq	$2, %rcx
+	addq	$2, %rsi
+.Laesgen_aesni_gcm_r2_seal_no2_2:
+	testq	$1, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no1_2
+	movzbl	(%rcx), %r9d
+	movb	%r9b, (%rsi)
+.Laesgen_aesni_gcm_r2_seal_no1_2:
+	vmovdqa	592(%rbx), %xmm3
+	leaq	.Laesgen_aesni_gcm_r2_seal_short_masks(%rip), %rcx
+	subq	%rax, %rcx
+	vpand	16(%rcx), %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	leaq	.Laesgen_aesni_gcm_r2_seal_short_masks(%rip), %rcx
+	subq	%rax, %rcx
+	vpand	16(%rcx), %xmm3, %xmm3
+	vmovdqa	%xmm3, 592(%rbx)
+	leaq	592(%rbx), %rcx
+	testq	$8, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no8_3
+	movq	(%rcx), %rsi
+	movq	%rsi, (%rdx)
+	addq	$8, %rcx
+	addq	$8, %rdx
+.Laesgen_aesni_gcm_r2_seal_no8_3:
+	testq	$4, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no4_3
+	movl	(%rcx), %esi
+	movl	%esi, (%rdx)
+	addq	$4, %rcx
+	addq	$4, %rdx
+.Laesgen_aesni_gcm_r2_seal_no4_3:
+	testq	$2, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no2_3
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+	movzbl	1(%rcx), %esi
+	movb	%sil, 1(%rdx)
+	addq	$2, %rcx
+	addq	$2, %rdx
+.Laesgen_aesni_gcm_r2_seal_no2_3:
+	testq	$1, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no1_3
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+.Laesgen_aesni_gcm_r2_seal_no1_3:
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm3, %xmm3
+	leaq	16(%r8,%rdi,1), %rdi
+	vpshufd	$78, %xmm3, %xmm5
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpclmulqdq	$0, (%rdi), %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpclmulqdq	$17, (%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 128(%rdi), %xmm5, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	jmp	.Laesgen_aesni_gcm_r2_seal_short_hashed
+.Laesgen_aesni_gcm_r2_seal_short_done:
+	movq	56(%rsp), %rax
+	movq	64(%rsp), %rcx
+	vmovdqa	%xmm0, 592(%rbx)
+	leaq	592(%rbx), %rdx
+	testq	$16, %rcx
+	je	.Laesgen_aesni_gcm_r2_seal_no16_2
+	movq	(%rdx), %rsi
+	movq	%rsi, (%rax)
+	movq	8(%rdx), %rsi
+	movq	%rsi, 8(%rax)
+	addq	$16, %rdx
+	addq	$16, %rax
+.Laesgen_aesni_gcm_r2_seal_no16_2:
+	testq	$8, %rcx
+	je	.Laesgen_aesni_gcm_r2_seal_no8_4
+	movq	(%rdx), %rsi
+	movq	%rsi, (%rax)
+	addq	$8, %rdx
+	addq	$8, %rax
+.Laesgen_aesni_gcm_r2_seal_no8_4:
+	testq	$4, %rcx
+	je	.Laesgen_aesni_gcm_r2_seal_no4_4
+	movl	(%rdx), %esi
+	movl	%esi, (%rax)
+	addq	$4, %rdx
+	addq	$4, %rax
+.Laesgen_aesni_gcm_r2_seal_no4_4:
+	testq	$2, %rcx
+	je	.Laesgen_aesni_gcm_r2_seal_no2_4
+	movzbl	(%rdx), %esi
+	movb	%sil, (%rax)
+	movzbl	1(%rdx), %esi
+	movb	%sil, 1(%rax)
+	addq	$2, %rdx
+	addq	$2, %rax
+.Laesgen_aesni_gcm_r2_seal_no2_4:
+	testq	$1, %rcx
+	je	.Laesgen_aesni_gcm_r2_seal_no1_4
+	movzbl	(%rdx), %esi
+	movb	%sil, (%rax)
+.Laesgen_aesni_gcm_r2_seal_no1_4:
+	xorl	%eax, %eax
+	vzeroall
+	popq	%r13
+	popq	%r12
+	popq	%rbp
+	popq	%rbx
+	ret
+.Laesgen_aesni_gcm_r2_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 544(%rbx)
 	vmovdqa	%xmm0, 560(%rbx)
@@ -992,33 +1548,33 @@ aesgen_aesni_gcm_r2_seal:
 	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_aesni_gcm_r2_seal_no8
+	je	.Laesgen_aesni_gcm_r2_seal_no8_5
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_aesni_gcm_r2_seal_no8:
+.Laesgen_aesni_gcm_r2_seal_no8_5:
 	testq	$4, %r11
-	je	.Laesgen_aesni_gcm_r2_seal_no4
+	je	.Laesgen_aesni_gcm_r2_seal_no4_5
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_aesni_gcm_r2_seal_no4:
+.Laesgen_aesni_gcm_r2_seal_no4_5:
 	testq	$2, %r11
-	je	.Laesgen_aesni_gcm_r2_seal_no2
+	je	.Laesgen_aesni_gcm_r2_seal_no2_5
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_aesni_gcm_r2_seal_no2:
+.Laesgen_aesni_gcm_r2_seal_no2_5:
 	testq	$1, %r11
-	je	.Laesgen_aesni_gcm_r2_seal_no1
+	je	.Laesgen_aesni_gcm_r2_seal_no1_5
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_aesni_gcm_r2_seal_no1:
+.Laesgen_aesni_gcm_r2_seal_no1_5:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -1178,33 +1734,33 @@ aesgen_aesni_gcm_r2_seal:
 	je	.Laesgen_aesni_gcm_r2_seal_absorbed
 	leaq	560(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_r2_seal_no8_2
+	je	.Laesgen_aesni_gcm_r2_seal_no8_6
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r2_seal_no8_2:
+.Laesgen_aesni_gcm_r2_seal_no8_6:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_r2_seal_no4_2
+	je	.Laesgen_aesni_gcm_r2_seal_no4_6
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r2_seal_no4_2:
+.Laesgen_aesni_gcm_r2_seal_no4_6:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_r2_seal_no2_2
+	je	.Laesgen_aesni_gcm_r2_seal_no2_6
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r2_seal_no2_2:
+.Laesgen_aesni_gcm_r2_seal_no2_6:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_r2_seal_no1_2
+	je	.Laesgen_aesni_gcm_r2_seal_no1_6
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r2_seal_no1_2:
+.Laesgen_aesni_gcm_r2_seal_no1_6:
 .Laesgen_aesni_gcm_r2_seal_absorbed:
 	vmovdqa	%xmm0, 544(%rbx)
 	vmovdqa	544(%rbx), %xmm0
@@ -1393,33 +1949,33 @@ aesgen_aesni_gcm_r2_seal:
 	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
-	je	.Laesgen_aesni_gcm_r2_seal_no8_3
+	je	.Laesgen_aesni_gcm_r2_seal_no8_7
 	movq	(%rdi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rdi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r2_seal_no8_3:
+.Laesgen_aesni_gcm_r2_seal_no8_7:
 	testq	$4, %rsi
-	je	.Laesgen_aesni_gcm_r2_seal_no4_3
+	je	.Laesgen_aesni_gcm_r2_seal_no4_7
 	movl	(%rdi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rdi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r2_seal_no4_3:
+.Laesgen_aesni_gcm_r2_seal_no4_7:
 	testq	$2, %rsi
-	je	.Laesgen_aesni_gcm_r2_seal_no2_3
+	je	.Laesgen_aesni_gcm_r2_seal_no2_7
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rdi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rdi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r2_seal_no2_3:
+.Laesgen_aesni_gcm_r2_seal_no2_7:
 	testq	$1, %rsi
-	je	.Laesgen_aesni_gcm_r2_seal_no1_3
+	je	.Laesgen_aesni_gcm_r2_seal_no1_7
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r2_seal_no1_3:
+.Laesgen_aesni_gcm_r2_seal_no1_7:
 	addq	%rsi, %rcx
 	subq	%rsi, %rax
 	addq	%rsi, %rdx
@@ -1579,33 +2135,33 @@ aesgen_aesni_gcm_r2_seal:
 	je	.Laesgen_aesni_gcm_r2_seal_absorbed_2
 	leaq	560(%rbx), %rdx
 	testq	$8, %rax
-	je	.Laesgen_aesni_gcm_r2_seal_no8_4
+	je	.Laesgen_aesni_gcm_r2_seal_no8_8
 	movq	(%rcx), %rsi
 	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
-.Laesgen_aesni_gcm_r2_seal_no8_4:
+.Laesgen_aesni_gcm_r2_seal_no8_8:
 	testq	$4, %rax
-	je	.Laesgen_aesni_gcm_r2_seal_no4_4
+	je	.Laesgen_aesni_gcm_r2_seal_no4_8
 	movl	(%rcx), %esi
 	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
-.Laesgen_aesni_gcm_r2_seal_no4_4:
+.Laesgen_aesni_gcm_r2_seal_no4_8:
 	testq	$2, %rax
-	je	.Laesgen_aesni_gcm_r2_seal_no2_4
+	je	.Laesgen_aesni_gcm_r2_seal_no2_8
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
 	movzbl	1(%rcx), %esi
 	movb	%sil, 1(%rdx)
 	addq	$2, %rcx
 	addq	$2, %rdx
-.Laesgen_aesni_gcm_r2_seal_no2_4:
+.Laesgen_aesni_gcm_r2_seal_no2_8:
 	testq	$1, %rax
-	je	.Laesgen_aesni_gcm_r2_seal_no1_4
+	je	.Laesgen_aesni_gcm_r2_seal_no1_8
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
-.Laesgen_aesni_gcm_r2_seal_no1_4:
+.Laesgen_aesni_gcm_r2_seal_no1_8:
 .Laesgen_aesni_gcm_r2_seal_absorbed_2:
 	vmovdqa	%xmm0, 544(%rbx)
 	movq	40(%rsp), %rdx
@@ -1699,42 +2255,42 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm0, 592(%rbx)
 	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
-	je	.Laesgen_aesni_gcm_r2_seal_no16
+	je	.Laesgen_aesni_gcm_r2_seal_no16_3
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	movq	8(%rdx), %rsi
 	movq	%rsi, 8(%rax)
 	addq	$16, %rdx
 	addq	$16, %rax
-.Laesgen_aesni_gcm_r2_seal_no16:
+.Laesgen_aesni_gcm_r2_seal_no16_3:
 	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_r2_seal_no8_5
+	je	.Laesgen_aesni_gcm_r2_seal_no8_9
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	addq	$8, %rdx
 	addq	$8, %rax
-.Laesgen_aesni_gcm_r2_seal_no8_5:
+.Laesgen_aesni_gcm_r2_seal_no8_9:
 	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_r2_seal_no4_5
+	je	.Laesgen_aesni_gcm_r2_seal_no4_9
 	movl	(%rdx), %esi
 	movl	%esi, (%rax)
 	addq	$4, %rdx
 	addq	$4, %rax
-.Laesgen_aesni_gcm_r2_seal_no4_5:
+.Laesgen_aesni_gcm_r2_seal_no4_9:
 	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_r2_seal_no2_5
+	je	.Laesgen_aesni_gcm_r2_seal_no2_9
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 	movzbl	1(%rdx), %esi
 	movb	%sil, 1(%rax)
 	addq	$2, %rdx
 	addq	$2, %rax
-.Laesgen_aesni_gcm_r2_seal_no2_5:
+.Laesgen_aesni_gcm_r2_seal_no2_9:
 	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_r2_seal_no1_5
+	je	.Laesgen_aesni_gcm_r2_seal_no1_9
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
-.Laesgen_aesni_gcm_r2_seal_no1_5:
+.Laesgen_aesni_gcm_r2_seal_no1_9:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -1753,8 +2309,27 @@ aesgen_aesni_gcm_r2_seal:
 	.size	aesgen_aesni_gcm_r2_seal, .-aesgen_aesni_gcm_r2_seal
 	.section	.rodata
 	.p2align	4
+.Laesgen_aesni_gcm_r2_seal_short_masks:
+	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
 .Laesgen_aesni_gcm_r2_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_seal_short_counter0:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
+	.p2align	4
+.Laesgen_aesni_gcm_r2_seal_short_counter1:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
+	.p2align	4
+.Laesgen_aesni_gcm_r2_seal_short_counter2:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
+	.p2align	4
+.Laesgen_aesni_gcm_r2_seal_short_counter3:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.p2align	4
+.Laesgen_aesni_gcm_r2_seal_short_counter4:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
 .Laesgen_aesni_gcm_r2_seal_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
@@ -1777,23 +2352,582 @@ aesgen_aesni_gcm_r2_open:
 	pushq	%r12
 	pushq	%r13
 	movq	%rdi, %rbx
-	movq	%r8, %rax
-	movq	40(%rsp), %rdi
-	movabsq	$0xfffffffe0, %r10
-	cmpq	%r10, %rdi
+	movq	%r8, %rdi
+	movq	40(%rsp), %r10
+	movabsq	$0xfffffffe0, %r11
+	cmpq	%r11, %r10
 	ja	.Laesgen_aesni_gcm_r2_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_reject
-	movq	64(%rsp), %rdi
-	cmpq	$4, %rdi
+	movq	64(%rsp), %r10
+	cmpq	$4, %r10
 	jb	.Laesgen_aesni_gcm_r2_open_reject
-	cmpq	$16, %rdi
+	cmpq	$16, %r10
 	ja	.Laesgen_aesni_gcm_r2_open_reject
-	movabsq	$0x1fffffffffffffff, %rdi
-	cmpq	%rdi, %rax
+	movabsq	$0x1fffffffffffffff, %r10
+	cmpq	%r10, %rdi
 	ja	.Laesgen_aesni_gcm_r2_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_r2_open_reject
+	movq	40(%rsp), %r10
+	cmpq	$12, %rdx
+	jne	.Laesgen_aesni_gcm_r2_open_general
+	cmpq	$16, %rdi
+	ja	.Laesgen_aesni_gcm_r2_open_general
+	cmpq	$64, %r10
+	ja	.Laesgen_aesni_gcm_r2_open_general
+	movq	48(%rsp), %rdx
+	movq	%r10, %r8
+	shlq	$3, %r8
+	movq	%rdi, %r11
+	shlq	$3, %r11
+	vmovq	%r8, %xmm0
+	vmovq	%r11, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm1
+	leaq	15(%r10), %r8
+	andq	$-16, %r8
+	negq	%r8
+	leaq	352(%rbx,%r8,1), %r8
+	leaq	560(%rbx), %r11
+	testq	$16, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no16
+	movq	(%rcx), %rbp
+	movq	%rbp, (%r11)
+	movq	8(%rcx), %rbp
+	movq	%rbp, 8(%r11)
+	addq	$16, %rcx
+	addq	$16, %r11
+.Laesgen_aesni_gcm_r2_open_no16:
+	testq	$8, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no8
+	movq	(%rcx), %rbp
+	movq	%rbp, (%r11)
+	addq	$8, %rcx
+	addq	$8, %r11
+.Laesgen_aesni_gcm_r2_open_no8:
+	testq	$4, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no4
+	movl	(%rcx), %ebp
+	movl	%ebp, (%r11)
+	addq	$4, %rcx
+	addq	$4, %r11
+.Laesgen_aesni_gcm_r2_open_no4:
+	testq	$2, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no2
+	movzbl	(%rcx), %ebp
+	movb	%bpl, (%r11)
+	movzbl	1(%rcx), %ebp
+	movb	%bpl, 1(%r11)
+	addq	$2, %rcx
+	addq	$2, %r11
+.Laesgen_aesni_gcm_r2_open_no2:
+	testq	$1, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no1
+	movzbl	(%rcx), %ebp
+	movb	%bpl, (%r11)
+.Laesgen_aesni_gcm_r2_open_no1:
+	vmovdqa	560(%rbx), %xmm3
+	leaq	.Laesgen_aesni_gcm_r2_open_short_masks(%rip), %rcx
+	subq	%rdi, %rcx
+	vpand	16(%rcx), %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r8), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r8), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 128(%r8), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	movq	(%rsi), %rcx
+	vmovq	%rcx, %xmm3
+	vmovd	8(%rsi), %xmm4
+	vpunpcklqdq	%xmm4, %xmm3, %xmm3
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter0(%rip), %xmm3, %xmm4
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm3, %xmm5
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter2(%rip), %xmm3, %xmm6
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter3(%rip), %xmm3, %xmm7
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter4(%rip), %xmm3, %xmm3
+	movl	240(%rbx), %ecx
+	cmpl	$128, %ecx
+	je	.Laesgen_aesni_gcm_r2_open_short128
+	cmpl	$192, %ecx
+	je	.Laesgen_aesni_gcm_r2_open_short192
+.Laesgen_aesni_gcm_r2_open_short256:
+	vmovdqa	(%rbx), %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm3, %xmm3
+	vmovdqa	16(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	32(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	48(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	64(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	80(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	96(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	112(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	128(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	144(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	160(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	176(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	192(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	208(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	224(%rbx), %xmm8
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	jmp	.Laesgen_aesni_gcm_r2_open_short_keystream
+.Laesgen_aesni_gcm_r2_open_short128:
+	vmovdqa	(%rbx), %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm3, %xmm3
+	vmovdqa	16(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	32(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	48(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	64(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	80(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	96(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	112(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	128(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	144(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	160(%rbx), %xmm8
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	jmp	.Laesgen_aesni_gcm_r2_open_short_keystream
+.Laesgen_aesni_gcm_r2_open_short192:
+	vmovdqa	(%rbx), %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm3, %xmm3
+	vmovdqa	16(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	32(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	48(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	64(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	80(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	96(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	112(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	128(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	144(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	160(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	176(%rbx), %xmm8
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vmovdqa	192(%rbx), %xmm8
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	jmp	.Laesgen_aesni_gcm_r2_open_short_keystream
+.Laesgen_aesni_gcm_r2_open_short_keystream:
+	cmpq	$0, %r10
+	jbe	.Laesgen_aesni_gcm_r2_open_short_hashed
+	cmpq	$16, %r10
+	jae	.Laesgen_aesni_gcm_r2_open_short_whole1
+	jmp	.Laesgen_aesni_gcm_r2_open_short_partial
+.Laesgen_aesni_gcm_r2_open_short_whole1:
+	vmovdqu	(%r9), %xmm8
+	vpxor	%xmm5, %xmm8, %xmm5
+	vmovdqu	%xmm5, (%rdx)
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm8, %xmm8
+	vpshufd	$78, %xmm8, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$0, 16(%r8), %xmm8, %xmm9
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpclmulqdq	$17, 16(%r8), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%r8), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm1, %xmm1
+	cmpq	$16, %r10
+	jbe	.Laesgen_aesni_gcm_r2_open_short_hashed
+	cmpq	$32, %r10
+	jae	.Laesgen_aesni_gcm_r2_open_short_whole2
+	vmovdqa	%xmm6, %xmm5
+	jmp	.Laesgen_aesni_gcm_r2_open_short_partial
+.Laesgen_aesni_gcm_r2_open_short_whole2:
+	vmovdqu	16(%r9), %xmm5
+	vpxor	%xmm6, %xmm5, %xmm6
+	vmovdqu	%xmm6, 16(%rdx)
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 32(%r8), %xmm5, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpclmulqdq	$17, 32(%r8), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$0, 160(%r8), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm1, %xmm1
+	cmpq	$32, %r10
+	jbe	.Laesgen_aesni_gcm_r2_open_short_hashed
+	cmpq	$48, %r10
+	jae	.Laesgen_aesni_gcm_r2_open_short_whole3
+	vmovdqa	%xmm7, %xmm5
+	jmp	.Laesgen_aesni_gcm_r2_open_short_partial
+.Laesgen_aesni_gcm_r2_open_short_whole3:
+	vmovdqu	32(%r9), %xmm5
+	vpxor	%xmm7, %xmm5, %xmm6
+	vmovdqu	%xmm6, 32(%rdx)
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 48(%r8), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpclmulqdq	$17, 48(%r8), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$0, 176(%r8), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm1, %xmm1
+	cmpq	$48, %r10
+	jbe	.Laesgen_aesni_gcm_r2_open_short_hashed
+	cmpq	$64, %r10
+	jae	.Laesgen_aesni_gcm_r2_open_short_whole4
+	vmovdqa	%xmm3, %xmm5
+	jmp	.Laesgen_aesni_gcm_r2_open_short_partial
+.Laesgen_aesni_gcm_r2_open_short_whole4:
+	vmovdqu	48(%r9), %xmm5
+	vpxor	%xmm3, %xmm5, %xmm3
+	vmovdqu	%xmm3, 48(%rdx)
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm5, %xmm5
+	vpshufd	$78, %xmm5, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$0, 64(%r8), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpclmulqdq	$17, 64(%r8), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$0, 192(%r8), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+.Laesgen_aesni_gcm_r2_open_short_hashed:
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_open_short_done
+.Laesgen_aesni_gcm_r2_open_short_partial:
+	movq	%r10, %rcx
+	andq	$15, %rcx
+	andq	$-16, %r10
+	leaq	(%r9,%r10,1), %rsi
+	leaq	(%rdx,%r10,1), %rdx
+	leaq	592(%rbx), %rdi
+	testq	$8, %rcx
+	je	.Laesgen_aesni_gcm_r2_open_no8_2
+	movq	(%rsi), %r9
+	movq	%r9, (%rdi)
+	addq	$8, %rsi
+	addq	$8, %rdi
+.Laesgen_aesni_gcm_r2_open_no8_2:
+	testq	$4, %rcx
+	je	.Laesgen_aesni_gcm_r2_open_no4_2
+	movl	(%rsi), %r9d
+	movl	%r9d, (%rdi)
+	addq	$4, %rsi
+	addq	$4, %rdi
+.Laesgen_aesni_gcm_r2_open_no4_2:
+	testq	$2, %rcx
+	je	.Laesgen_aesni_gcm_r2_open_no2_2
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%rdi)
+	movzbl	1(%rsi), %r9d
+	movb	%r9b, 1(%rdi)
+	addq	$2, %rsi
+	addq	$2, %rdi
+.Laesgen_aesni_gcm_r2_open_no2_2:
+	testq	$1, %rcx
+	je	.Laesgen_aesni_gcm_r2_open_no1_2
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%rdi)
+.Laesgen_aesni_gcm_r2_open_no1_2:
+	vmovdqa	592(%rbx), %xmm3
+	leaq	.Laesgen_aesni_gcm_r2_open_short_masks(%rip), %rsi
+	subq	%rcx, %rsi
+	vpand	16(%rsi), %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm5
+	vmovdqa	%xmm5, 592(%rbx)
+	leaq	592(%rbx), %rsi
+	testq	$8, %rcx
+	je	.Laesgen_aesni_gcm_r2_open_no8_3
+	movq	(%rsi), %rdi
+	movq	%rdi, (%rdx)
+	addq	$8, %rsi
+	addq	$8, %rdx
+.Laesgen_aesni_gcm_r2_open_no8_3:
+	testq	$4, %rcx
+	je	.Laesgen_aesni_gcm_r2_open_no4_3
+	movl	(%rsi), %edi
+	movl	%edi, (%rdx)
+	addq	$4, %rsi
+	addq	$4, %rdx
+.Laesgen_aesni_gcm_r2_open_no4_3:
+	testq	$2, %rcx
+	je	.Laesgen_aesni_gcm_r2_open_no2_3
+	movzbl	(%rsi), %edi
+	movb	%dil, (%rdx)
+	movzbl	1(%rsi), %edi
+	movb	%dil, 1(%rdx)
+	addq	$2, %rsi
+	addq	$2, %rdx
+.Laesgen_aesni_gcm_r2_open_no2_3:
+	testq	$1, %rcx
+	je	.Laesgen_aesni_gcm_r2_open_no1_3
+	movzbl	(%rsi), %edi
+	movb	%dil, (%rdx)
+.Laesgen_aesni_gcm_r2_open_no1_3:
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm3, %xmm3
+	leaq	16(%r8,%r10,1), %r10
+	vpshufd	$78, %xmm3, %xmm5
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 128(%r10), %xmm5, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	jmp	.Laesgen_aesni_gcm_r2_open_short_hashed
+.Laesgen_aesni_gcm_r2_open_short_done:
+	movq	56(%rsp), %rcx
+	movq	64(%rsp), %rdx
+	vmovdqa	%xmm0, 592(%rbx)
+	xorq	%rsi, %rsi
+	leaq	592(%rbx), %rdi
+	testq	$16, %rdx
+	je	.Laesgen_aesni_gcm_r2_open_nocmp16
+	movq	(%rcx), %r8
+	xorq	(%rdi), %r8
+	orq	%r8, %rsi
+	movq	8(%rcx), %r8
+	xorq	8(%rdi), %r8
+	orq	%r8, %rsi
+	addq	$16, %rcx
+	addq	$16, %rdi
+.Laesgen_aesni_gcm_r2_open_nocmp16:
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_r2_open_nocmp8
+	movq	(%rcx), %r8
+	xorq	(%rdi), %r8
+	orq	%r8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rdi
+.Laesgen_aesni_gcm_r2_open_nocmp8:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_r2_open_nocmp4
+	movl	(%rcx), %r8d
+	xorl	(%rdi), %r8d
+	orq	%r8, %rsi
+	addq	$4, %rcx
+	addq	$4, %rdi
+.Laesgen_aesni_gcm_r2_open_nocmp4:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_r2_open_nocmp2
+	movzbl	(%rcx), %r8d
+	xorb	(%rdi), %r8b
+	orq	%r8, %rsi
+	movzbl	1(%rcx), %r8d
+	xorb	1(%rdi), %r8b
+	orq	%r8, %rsi
+	addq	$2, %rcx
+	addq	$2, %rdi
+.Laesgen_aesni_gcm_r2_open_nocmp2:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_r2_open_nocmp1
+	movzbl	(%rcx), %r8d
+	xorb	(%rdi), %r8b
+	orq	%r8, %rsi
+.Laesgen_aesni_gcm_r2_open_nocmp1:
+	negq	%rsi
+	sbbl	%eax, %eax
+	testq	%rax, %rax
+	je	.Laesgen_aesni_gcm_r2_open_done
+	jmp	.Laesgen_aesni_gcm_r2_open_reject
+.Laesgen_aesni_gcm_r2_open_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 544(%rbx)
 	vmovdqa	%xmm0, 560(%rbx)
@@ -1802,16 +2936,16 @@ aesgen_aesni_gcm_r2_open:
 	movq	$0, 624(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_open_long_nonce
-	movq	(%rsi), %rdx
-	movq	%rdx, 592(%rbx)
-	movl	8(%rsi), %edx
-	movl	%edx, 600(%rbx)
+	movq	(%rsi), %rax
+	movq	%rax, 592(%rbx)
+	movl	8(%rsi), %eax
+	movl	%eax, 600(%rbx)
 	movl	$0x1000000, 604(%rbx)
 	vmovdqa	592(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_open_have_j0
 .Laesgen_aesni_gcm_r2_open_long_nonce:
-	movq	%rdx, %rdi
-	shlq	$3, %rdi
+	movq	%rdx, %rax
+	shlq	$3, %rax
 	vmovdqa	544(%rbx), %xmm0
 	movq	616(%rbx), %r10
 	addq	%rdx, 616(%rbx)
@@ -1824,33 +2958,33 @@ aesgen_aesni_gcm_r2_open:
 	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_aesni_gcm_r2_open_no8
+	je	.Laesgen_aesni_gcm_r2_open_no8_4
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_aesni_gcm_r2_open_no8:
+.Laesgen_aesni_gcm_r2_open_no8_4:
 	testq	$4, %r11
-	je	.Laesgen_aesni_gcm_r2_open_no4
+	je	.Laesgen_aesni_gcm_r2_open_no4_4
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_aesni_gcm_r2_open_no4:
+.Laesgen_aesni_gcm_r2_open_no4_4:
 	testq	$2, %r11
-	je	.Laesgen_aesni_gcm_r2_open_no2
+	je	.Laesgen_aesni_gcm_r2_open_no2_4
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_aesni_gcm_r2_open_no2:
+.Laesgen_aesni_gcm_r2_open_no2_4:
 	testq	$1, %r11
-	je	.Laesgen_aesni_gcm_r2_open_no1
+	je	.Laesgen_aesni_gcm_r2_open_no1_4
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_aesni_gcm_r2_open_no1:
+.Laesgen_aesni_gcm_r2_open_no1_4:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -2010,33 +3144,33 @@ aesgen_aesni_gcm_r2_open:
 	je	.Laesgen_aesni_gcm_r2_open_absorbed
 	leaq	560(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no8_2
+	je	.Laesgen_aesni_gcm_r2_open_no8_5
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r2_open_no8_2:
+.Laesgen_aesni_gcm_r2_open_no8_5:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no4_2
+	je	.Laesgen_aesni_gcm_r2_open_no4_5
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r2_open_no4_2:
+.Laesgen_aesni_gcm_r2_open_no4_5:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no2_2
+	je	.Laesgen_aesni_gcm_r2_open_no2_5
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r2_open_no2_2:
+.Laesgen_aesni_gcm_r2_open_no2_5:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no1_2
+	je	.Laesgen_aesni_gcm_r2_open_no1_5
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r2_open_no1_2:
+.Laesgen_aesni_gcm_r2_open_no1_5:
 .Laesgen_aesni_gcm_r2_open_absorbed:
 	vmovdqa	%xmm0, 544(%rbx)
 	vmovdqa	544(%rbx), %xmm0
@@ -2065,7 +3199,7 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r2_open_flushed:
-	vmovq	%rdi, %xmm1
+	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
 	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2
@@ -2093,17 +3227,17 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 632(%rbx)
 	vmovdqa	%xmm0, 592(%rbx)
-	movzbl	602(%rbx), %edx
-	shlq	$8, %rdx
-	movzbl	597(%rbx), %esi
-	orq	%rsi, %rdx
-	shlq	$8, %rdx
-	movzbl	592(%rbx), %esi
-	orq	%rsi, %rdx
-	orq	$0x1000000, %rdx
-	cmpq	640(%rbx), %rdx
+	movzbl	602(%rbx), %eax
+	shlq	$8, %rax
+	movzbl	597(%rbx), %edx
+	orq	%rdx, %rax
+	shlq	$8, %rax
+	movzbl	592(%rbx), %edx
+	orq	%rdx, %rax
+	orq	$0x1000000, %rax
+	cmpq	640(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_open_same_table
-	movq	%rdx, 640(%rbx)
+	movq	%rax, 640(%rbx)
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 672(%rbx)
 	vmovdqa	%xmm1, 688(%rbx)
@@ -2122,10 +3256,10 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm1, 896(%rbx)
 	vmovdqa	%xmm1, 912(%rbx)
 .Laesgen_aesni_gcm_r2_open_same_table:
-	movl	240(%rbx), %edx
-	cmpl	$128, %edx
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_r2_open_aes128
-	cmpl	$192, %edx
+	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r2_open_aes192
 .Laesgen_aesni_gcm_r2_open_aes256:
 	vmovdqa	(%rbx), %xmm1
@@ -2214,48 +3348,48 @@ aesgen_aesni_gcm_r2_open:
 .Laesgen_aesni_gcm_r2_open_aes_done:
 	vmovdqa	%xmm0, 512(%rbx)
 	vmovdqa	544(%rbx), %xmm0
-	movq	608(%rbx), %rdx
-	addq	%rax, 608(%rbx)
-	andq	$15, %rdx
+	movq	608(%rbx), %rax
+	addq	%rdi, 608(%rbx)
+	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_open_whole_2
-	movq	$16, %rsi
-	subq	%rdx, %rsi
-	cmpq	%rax, %rsi
-	cmovaq	%rax, %rsi
-	leaq	560(%rbx,%rdx,1), %r10
-	movq	%rcx, %rdi
-	testq	$8, %rsi
-	je	.Laesgen_aesni_gcm_r2_open_no8_3
-	movq	(%rdi), %r11
+	movq	$16, %rdx
+	subq	%rax, %rdx
+	cmpq	%rdi, %rdx
+	cmovaq	%rdi, %rdx
+	leaq	560(%rbx,%rax,1), %r10
+	movq	%rcx, %rsi
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_r2_open_no8_6
+	movq	(%rsi), %r11
 	movq	%r11, (%r10)
-	addq	$8, %rdi
+	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r2_open_no8_3:
-	testq	$4, %rsi
-	je	.Laesgen_aesni_gcm_r2_open_no4_3
-	movl	(%rdi), %r11d
+.Laesgen_aesni_gcm_r2_open_no8_6:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_r2_open_no4_6
+	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
-	addq	$4, %rdi
+	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r2_open_no4_3:
-	testq	$2, %rsi
-	je	.Laesgen_aesni_gcm_r2_open_no2_3
-	movzbl	(%rdi), %r11d
+.Laesgen_aesni_gcm_r2_open_no4_6:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_r2_open_no2_6
+	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-	movzbl	1(%rdi), %r11d
+	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
-	addq	$2, %rdi
+	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r2_open_no2_3:
-	testq	$1, %rsi
-	je	.Laesgen_aesni_gcm_r2_open_no1_3
-	movzbl	(%rdi), %r11d
+.Laesgen_aesni_gcm_r2_open_no2_6:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_r2_open_no1_6
+	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r2_open_no1_3:
-	addq	%rsi, %rcx
-	subq	%rsi, %rax
-	addq	%rsi, %rdx
-	cmpq	$16, %rdx
+.Laesgen_aesni_gcm_r2_open_no1_6:
+	addq	%rdx, %rcx
+	subq	%rdx, %rdi
+	addq	%rdx, %rax
+	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r2_open_absorbed_2
 	vmovdqa	560(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
@@ -2280,7 +3414,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm1, 560(%rbx)
 .Laesgen_aesni_gcm_r2_open_whole_2:
 .Laesgen_aesni_gcm_r2_open_hash8_2:
-	cmpq	$128, %rax
+	cmpq	$128, %rdi
 	jb	.Laesgen_aesni_gcm_r2_open_hashed8_2
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
@@ -2375,11 +3509,11 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
-	subq	$128, %rax
+	subq	$128, %rdi
 	jmp	.Laesgen_aesni_gcm_r2_open_hash8_2
 .Laesgen_aesni_gcm_r2_open_hashed8_2:
 .Laesgen_aesni_gcm_r2_open_hash1_2:
-	cmpq	$16, %rax
+	cmpq	$16, %rdi
 	jb	.Laesgen_aesni_gcm_r2_open_hashed1_2
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
@@ -2404,40 +3538,40 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
-	subq	$16, %rax
+	subq	$16, %rdi
 	jmp	.Laesgen_aesni_gcm_r2_open_hash1_2
 .Laesgen_aesni_gcm_r2_open_hashed1_2:
-	testq	%rax, %rax
+	testq	%rdi, %rdi
 	je	.Laesgen_aesni_gcm_r2_open_absorbed_2
-	leaq	560(%rbx), %rdx
-	testq	$8, %rax
-	je	.Laesgen_aesni_gcm_r2_open_no8_4
-	movq	(%rcx), %rsi
-	movq	%rsi, (%rdx)
+	leaq	560(%rbx), %rax
+	testq	$8, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no8_7
+	movq	(%rcx), %rdx
+	movq	%rdx, (%rax)
 	addq	$8, %rcx
-	addq	$8, %rdx
-.Laesgen_aesni_gcm_r2_open_no8_4:
-	testq	$4, %rax
-	je	.Laesgen_aesni_gcm_r2_open_no4_4
-	movl	(%rcx), %esi
-	movl	%esi, (%rdx)
+	addq	$8, %rax
+.Laesgen_aesni_gcm_r2_open_no8_7:
+	testq	$4, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no4_7
+	movl	(%rcx), %edx
+	movl	%edx, (%rax)
 	addq	$4, %rcx
-	addq	$4, %rdx
-.Laesgen_aesni_gcm_r2_open_no4_4:
-	testq	$2, %rax
-	je	.Laesgen_aesni_gcm_r2_open_no2_4
-	movzbl	(%rcx), %esi
-	movb	%sil, (%rdx)
-	movzbl	1(%rcx), %esi
-	movb	%sil, 1(%rdx)
+	addq	$4, %rax
+.Laesgen_aesni_gcm_r2_open_no4_7:
+	testq	$2, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no2_7
+	movzbl	(%rcx), %edx
+	movb	%dl, (%rax)
+	movzbl	1(%rcx), %edx
+	movb	%dl, 1(%rax)
 	addq	$2, %rcx
-	addq	$2, %rdx
-.Laesgen_aesni_gcm_r2_open_no2_4:
-	testq	$1, %rax
-	je	.Laesgen_aesni_gcm_r2_open_no1_4
-	movzbl	(%rcx), %esi
-	movb	%sil, (%rdx)
-.Laesgen_aesni_gcm_r2_open_no1_4:
+	addq	$2, %rax
+.Laesgen_aesni_gcm_r2_open_no2_7:
+	testq	$1, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no1_7
+	movzbl	(%rcx), %edx
+	movb	%dl, (%rax)
+.Laesgen_aesni_gcm_r2_open_no1_7:
 .Laesgen_aesni_gcm_r2_open_absorbed_2:
 	vmovdqa	%xmm0, 544(%rbx)
 	movq	40(%rsp), %rdx
@@ -2532,7 +3666,7 @@ aesgen_aesni_gcm_r2_open:
 	xorq	%rsi, %rsi
 	leaq	592(%rbx), %rdi
 	testq	$16, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_nocmp16
+	je	.Laesgen_aesni_gcm_r2_open_nocmp16_2
 	movq	(%rcx), %r8
 	xorq	(%rdi), %r8
 	orq	%r8, %rsi
@@ -2541,25 +3675,25 @@ aesgen_aesni_gcm_r2_open:
 	orq	%r8, %rsi
 	addq	$16, %rcx
 	addq	$16, %rdi
-.Laesgen_aesni_gcm_r2_open_nocmp16:
+.Laesgen_aesni_gcm_r2_open_nocmp16_2:
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_nocmp8
+	je	.Laesgen_aesni_gcm_r2_open_nocmp8_2
 	movq	(%rcx), %r8
 	xorq	(%rdi), %r8
 	orq	%r8, %rsi
 	addq	$8, %rcx
 	addq	$8, %rdi
-.Laesgen_aesni_gcm_r2_open_nocmp8:
+.Laesgen_aesni_gcm_r2_open_nocmp8_2:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_nocmp4
+	je	.Laesgen_aesni_gcm_r2_open_nocmp4_2
 	movl	(%rcx), %r8d
 	xorl	(%rdi), %r8d
 	orq	%r8, %rsi
 	addq	$4, %rcx
 	addq	$4, %rdi
-.Laesgen_aesni_gcm_r2_open_nocmp4:
+.Laesgen_aesni_gcm_r2_open_nocmp4_2:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_nocmp2
+	je	.Laesgen_aesni_gcm_r2_open_nocmp2_2
 	movzbl	(%rcx), %r8d
 	xorb	(%rdi), %r8b
 	orq	%r8, %rsi
@@ -2568,13 +3702,13 @@ aesgen_aesni_gcm_r2_open:
 	orq	%r8, %rsi
 	addq	$2, %rcx
 	addq	$2, %rdi
-.Laesgen_aesni_gcm_r2_open_nocmp2:
+.Laesgen_aesni_gcm_r2_open_nocmp2_2:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_nocmp1
+	je	.Laesgen_aesni_gcm_r2_open_nocmp1_2
 	movzbl	(%rcx), %r8d
 	xorb	(%rdi), %r8b
 	orq	%r8, %rsi
-.Laesgen_aesni_gcm_r2_open_nocmp1:
+.Laesgen_aesni_gcm_r2_open_nocmp1_2:
 	negq	%rsi
 	sbbl	%eax, %eax
 	testq	%rax, %rax
@@ -2636,8 +3770,27 @@ aesgen_aesni_gcm_r2_open:
 	.size	aesgen_aesni_gcm_r2_open, .-aesgen_aesni_gcm_r2_open
 	.section	.rodata
 	.p2align	4
+.Laesgen_aesni_gcm_r2_open_short_masks:
+	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
 .Laesgen_aesni_gcm_r2_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_r2_open_short_counter0:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
+	.p2align	4
+.Laesgen_aesni_gcm_r2_open_short_counter1:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
+	.p2align	4
+.Laesgen_aesni_gcm_r2_open_short_counter2:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
+	.p2align	4
+.Laesgen_aesni_gcm_r2_open_short_counter3:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
+	.p2align	4
+.Laesgen_aesni_gcm_r2_open_short_counter4:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
 .Laesgen_aesni_gcm_r2_open_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2

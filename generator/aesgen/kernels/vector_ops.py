@@ -135,8 +135,8 @@ class VectorOps:
         self._emit("vpternlogd", acc, b, c.at(acc.width) if isinstance(c, Mem) else c,
                    Imm(imm))
 
-    def and_(self, dst: Reg, a: Reg, b: Reg | Mem) -> None:
-        self._binary("pand", dst, a, b, False, evex_name="vpandq")
+    def and_(self, dst: Reg, a: Reg, b: Reg | Mem, *, unaligned: bool = False) -> None:
+        self._binary("pand", dst, a, b, unaligned, evex_name="vpandq")
 
     def or_(self, dst: Reg, a: Reg, b: Reg | Mem) -> None:
         self._binary("por", dst, a, b, False, evex_name="vporq")

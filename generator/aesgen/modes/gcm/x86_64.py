@@ -35,6 +35,7 @@ from ...kernels.fields import Field, FieldLayout
 from ...kernels.key_schedule import accept_key_length, expand_by_size
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
+from .short_record import short_record, takes_short_path
 
 MAX_MESSAGE = 2**36 - 32        # bytes (SP 800-38D 5.2.1.1: 2^39 - 256 bits)
 MAX_AAD = 2**61 - 1             # bytes (2^64 - 1 bits)
@@ -706,14 +707,15 @@ class Body:
         v.xor(tag, tag, self.f("TAG_MASK"))
         return tag
 
-    def write_tag(self, tag_out: Reg, tag_len: Reg) -> None:
-        self.v.store(self.f("SCRATCH"), self.finish())
+    def write_tag(self, tag_out: Reg, tag_len: Reg, tag: Reg | None = None) -> None:
+        """The first tag_len bytes of the tag (``tag``, else the stream's) to tag_out."""
+        self.v.store(self.f("SCRATCH"), self.finish() if tag is None else tag)
         short_move(self.b, tag_len, src=self.addr("SCRATCH"), dst=tag_out, largest=16)
 
-    def tag_differs(self, tag_in: Reg, tag_len: Reg) -> None:
-        """eax = 0 when the first tag_len bytes of the tag match tag_in, else -1; the bytes
-        are compared without a branch on them."""
-        self.v.store(self.f("SCRATCH"), self.finish())
+    def tag_differs(self, tag_in: Reg, tag_len: Reg, tag: Reg | None = None) -> None:
+        """eax = 0 when the first tag_len bytes of the tag (``tag``, else the stream's)
+        match tag_in, else -1; the bytes are compared without a branch on them."""
+        self.v.store(self.f("SCRATCH"), self.finish() if tag is None else tag)
         diff = self.b.gp()
         self.a.xor(diff, diff)
         short_differ(self.b, tag_len, a=tag_in, other=self.addr("SCRATCH"), diff=diff)
@@ -869,6 +871,14 @@ def build_seal(k: GcmKernel) -> Function:
         g.above(aad_len, MAX_AAD, refuse)
         g.above(g.stack_arg("len"), MAX_MESSAGE, refuse)
         g.check_keyed(refuse)
+        general = g.b.label("general")
+        length = g.stack_arg("len")
+        takes_short_path(g, nonce_len, aad_len, length, general)
+        tag = short_record(g, nonce, aad, aad_len, inp, length, g.stack_arg("out"),
+                           decrypt=False)
+        g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"), tag)
+        g.returns(0)
+        g.b.bind(general)
         g.start(nonce, nonce_len)
         g.absorb(aad, aad_len, "AAD_LEN")
         g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=False)
@@ -893,6 +903,15 @@ def build_open(k: GcmKernel) -> Function:
     g.check_tag_len(g.stack_arg("tag_len"), reject)
     g.above(aad_len, MAX_AAD, reject)
     g.check_keyed(reject)
+    general = b.label("general")
+    length = g.stack_arg("len")
+    takes_short_path(g, nonce_len, aad_len, length, general)
+    tag = short_record(g, nonce, aad, aad_len, inp, length, g.stack_arg("out"), decrypt=True)
+    g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"), tag)
+    a.test(gp("rax"), gp("rax"))
+    a.je(done)
+    a.jmp(reject)
+    b.bind(general)
     g.start(nonce, nonce_len)
     g.absorb(aad, aad_len, "AAD_LEN")
     g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=True)
