@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 4928 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4672 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_r2_init   requires AESNI, PCLMULQDQ, AVX
@@ -46,7 +46,7 @@ aesgen_aesni_gcm_r2_init:
 .Laesgen_aesni_gcm_r2_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$77, %rcx
+	movq	$73, %rcx
 .Laesgen_aesni_gcm_r2_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -1785,34 +1785,24 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm1, 400(%rbx)
 	movq	$-1, 504(%rbx)
 	vmovdqa	%xmm0, 464(%rbx)
-	movzbl	474(%rbx), %edx
-	shlq	$8, %rdx
-	movzbl	469(%rbx), %esi
-	orq	%rsi, %rdx
-	shlq	$8, %rdx
-	movzbl	464(%rbx), %esi
-	orq	%rsi, %rdx
-	orq	$0x1000000, %rdx
-	cmpq	512(%rbx), %rdx
+	movq	464(%rbx), %rsi
+	bswapq	%rsi
+	movq	472(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	512(%rbx), %rdi
+	jne	.Laesgen_aesni_gcm_r2_seal_restart
+	cmpq	520(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_same_table
-	movq	%rdx, 512(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rbx)
-	vmovdqa	%xmm1, 560(%rbx)
-	vmovdqa	%xmm1, 576(%rbx)
-	vmovdqa	%xmm1, 592(%rbx)
-	vmovdqa	%xmm1, 608(%rbx)
-	vmovdqa	%xmm1, 624(%rbx)
-	vmovdqa	%xmm1, 640(%rbx)
-	vmovdqa	%xmm1, 656(%rbx)
-	vmovdqa	%xmm1, 672(%rbx)
-	vmovdqa	%xmm1, 688(%rbx)
-	vmovdqa	%xmm1, 704(%rbx)
-	vmovdqa	%xmm1, 720(%rbx)
-	vmovdqa	%xmm1, 736(%rbx)
-	vmovdqa	%xmm1, 752(%rbx)
-	vmovdqa	%xmm1, 768(%rbx)
-	vmovdqa	%xmm1, 784(%rbx)
+.Laesgen_aesni_gcm_r2_seal_restart:
+	movq	%rdi, 512(%rbx)
+	movq	%rdx, 520(%rbx)
+	movq	$0, 528(%rbx)
+	movq	$0, 536(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
@@ -3181,34 +3171,24 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm1, 400(%rbx)
 	movq	$-1, 504(%rbx)
 	vmovdqa	%xmm0, 464(%rbx)
-	movzbl	474(%rbx), %eax
-	shlq	$8, %rax
-	movzbl	469(%rbx), %edx
-	orq	%rdx, %rax
-	shlq	$8, %rax
-	movzbl	464(%rbx), %edx
-	orq	%rdx, %rax
-	orq	$0x1000000, %rax
-	cmpq	512(%rbx), %rax
+	movq	464(%rbx), %rdx
+	bswapq	%rdx
+	movq	472(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	512(%rbx), %rsi
+	jne	.Laesgen_aesni_gcm_r2_open_restart
+	cmpq	520(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_open_same_table
-	movq	%rax, 512(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rbx)
-	vmovdqa	%xmm1, 560(%rbx)
-	vmovdqa	%xmm1, 576(%rbx)
-	vmovdqa	%xmm1, 592(%rbx)
-	vmovdqa	%xmm1, 608(%rbx)
-	vmovdqa	%xmm1, 624(%rbx)
-	vmovdqa	%xmm1, 640(%rbx)
-	vmovdqa	%xmm1, 656(%rbx)
-	vmovdqa	%xmm1, 672(%rbx)
-	vmovdqa	%xmm1, 688(%rbx)
-	vmovdqa	%xmm1, 704(%rbx)
-	vmovdqa	%xmm1, 720(%rbx)
-	vmovdqa	%xmm1, 736(%rbx)
-	vmovdqa	%xmm1, 752(%rbx)
-	vmovdqa	%xmm1, 768(%rbx)
-	vmovdqa	%xmm1, 784(%rbx)
+.Laesgen_aesni_gcm_r2_open_restart:
+	movq	%rsi, 512(%rbx)
+	movq	%rax, 520(%rbx)
+	movq	$0, 528(%rbx)
+	movq	$0, 536(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
@@ -4053,34 +4033,24 @@ aesgen_aesni_gcm_r2_start:
 	vmovdqa	%xmm1, 400(%rdi)
 	movq	$-1, 504(%rdi)
 	vmovdqa	%xmm0, 464(%rdi)
-	movzbl	474(%rdi), %eax
-	shlq	$8, %rax
-	movzbl	469(%rdi), %ecx
-	orq	%rcx, %rax
-	shlq	$8, %rax
-	movzbl	464(%rdi), %ecx
-	orq	%rcx, %rax
-	orq	$0x1000000, %rax
-	cmpq	512(%rdi), %rax
+	movq	464(%rdi), %rcx
+	bswapq	%rcx
+	movq	472(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	512(%rdi), %rdx
+	jne	.Laesgen_aesni_gcm_r2_start_restart
+	cmpq	520(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r2_start_same_table
-	movq	%rax, 512(%rdi)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	vmovdqa	%xmm1, 560(%rdi)
-	vmovdqa	%xmm1, 576(%rdi)
-	vmovdqa	%xmm1, 592(%rdi)
-	vmovdqa	%xmm1, 608(%rdi)
-	vmovdqa	%xmm1, 624(%rdi)
-	vmovdqa	%xmm1, 640(%rdi)
-	vmovdqa	%xmm1, 656(%rdi)
-	vmovdqa	%xmm1, 672(%rdi)
-	vmovdqa	%xmm1, 688(%rdi)
-	vmovdqa	%xmm1, 704(%rdi)
-	vmovdqa	%xmm1, 720(%rdi)
-	vmovdqa	%xmm1, 736(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vmovdqa	%xmm1, 768(%rdi)
-	vmovdqa	%xmm1, 784(%rdi)
+.Laesgen_aesni_gcm_r2_start_restart:
+	movq	%rdx, 512(%rdi)
+	movq	%rax, 520(%rdi)
+	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -4798,7 +4768,7 @@ aesgen_aesni_gcm_r2_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 4928 bytes of the context.
+# wipe(ctx): zero all 4672 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_r2_wipe
@@ -4807,7 +4777,7 @@ aesgen_aesni_gcm_r2_finish_open:
 aesgen_aesni_gcm_r2_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$77, %rax
+	movq	$73, %rax
 .Laesgen_aesni_gcm_r2_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)
@@ -4966,26 +4936,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_256
+	cmpq	$256, 536(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_256
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
-	vmovdqa	832(%rdi,%r8,1), %xmm2
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	848(%rdi,%r8,1), %xmm3
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	864(%rdi,%r8,1), %xmm4
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	928(%rdi,%r8,1), %xmm8
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	576(%rdi,%r8,1), %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vmovdqa	592(%rdi,%r8,1), %xmm3
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	608(%rdi,%r8,1), %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vmovdqa	624(%rdi,%r8,1), %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vmovdqa	640(%rdi,%r8,1), %xmm6
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vmovdqa	656(%rdi,%r8,1), %xmm7
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vmovdqa	672(%rdi,%r8,1), %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vmovdqa	688(%rdi,%r8,1), %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -5115,7 +5085,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done256
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_256:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_first_256:
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	536(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -5161,30 +5137,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 576(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 592(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 608(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 624(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 640(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 656(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 672(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 688(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5293,8 +5269,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm10, %xmm7, %xmm7
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	movq	536(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown
+	movq	$0, 528(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown:
+	movq	%r9, 536(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart:
+	movq	%r8, 528(%rdi)
+	movq	$8, 536(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -5496,7 +5490,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -5512,38 +5506,38 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_256
+	cmpq	$256, 536(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_256
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm6
-	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	864(%rdi,%r8,1), %xmm4
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	608(%rdi,%r8,1), %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	640(%rdi,%r8,1), %xmm6
+	vpxor	544(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vmovdqu	-112(%rcx), %xmm13
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -5751,7 +5745,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_256:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	536(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -5819,42 +5819,42 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 576(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 608(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 624(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm6, %xmm6
 	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 656(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 672(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 688(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -6019,8 +6019,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	movq	536(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_2
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_2
+	movq	$0, 528(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_2:
+	movq	%r9, 536(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_2
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_2:
+	movq	%r8, 528(%rdi)
+	movq	$8, 536(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -6312,7 +6330,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -6714,26 +6732,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_128
+	cmpq	$256, 536(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_128
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
-	vmovdqa	832(%rdi,%r8,1), %xmm2
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	848(%rdi,%r8,1), %xmm3
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	864(%rdi,%r8,1), %xmm4
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	928(%rdi,%r8,1), %xmm8
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	576(%rdi,%r8,1), %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vmovdqa	592(%rdi,%r8,1), %xmm3
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	608(%rdi,%r8,1), %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vmovdqa	624(%rdi,%r8,1), %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vmovdqa	640(%rdi,%r8,1), %xmm6
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vmovdqa	656(%rdi,%r8,1), %xmm7
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vmovdqa	672(%rdi,%r8,1), %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vmovdqa	688(%rdi,%r8,1), %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -6827,7 +6845,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done128
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_128:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_first_128:
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	536(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -6873,30 +6897,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 576(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 592(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 608(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 624(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 640(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 656(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 672(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 688(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -6969,8 +6993,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm10, %xmm7, %xmm7
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	movq	536(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_3
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_3
+	movq	$0, 528(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_3:
+	movq	%r9, 536(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_3
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_3:
+	movq	%r8, 528(%rdi)
+	movq	$8, 536(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -7136,7 +7178,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -7152,42 +7194,42 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_128
+	cmpq	$256, 536(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_128
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm5
-	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vmovdqu	-112(%rcx), %xmm0
-	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm12, %xmm12
@@ -7355,7 +7397,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_128:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	536(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
@@ -7429,45 +7477,45 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vmovdqu	-80(%rcx), %xmm0
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vmovdqa	%xmm2, 576(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 592(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm3, %xmm3
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 608(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 624(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 640(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 656(%rdi,%rax,1)
 	vmovdqu	-64(%rcx), %xmm13
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 672(%rdi,%rax,1)
 	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -7587,8 +7635,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	movq	536(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_4
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_4
+	movq	$0, 528(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_4:
+	movq	%r9, 536(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_4
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_4:
+	movq	%r8, 528(%rdi)
+	movq	$8, 536(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -7844,7 +7910,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -8210,26 +8276,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_192
+	cmpq	$256, 536(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_192
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
-	vmovdqa	832(%rdi,%r8,1), %xmm2
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	848(%rdi,%r8,1), %xmm3
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	864(%rdi,%r8,1), %xmm4
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	880(%rdi,%r8,1), %xmm5
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	912(%rdi,%r8,1), %xmm7
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	928(%rdi,%r8,1), %xmm8
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	944(%rdi,%r8,1), %xmm9
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	576(%rdi,%r8,1), %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vmovdqa	592(%rdi,%r8,1), %xmm3
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	608(%rdi,%r8,1), %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vmovdqa	624(%rdi,%r8,1), %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vmovdqa	640(%rdi,%r8,1), %xmm6
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vmovdqa	656(%rdi,%r8,1), %xmm7
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vmovdqa	672(%rdi,%r8,1), %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vmovdqa	688(%rdi,%r8,1), %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -8341,7 +8407,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done192
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_192:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_first_192:
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	536(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -8387,30 +8459,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 576(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 592(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 608(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 624(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 640(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 656(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 672(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 688(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -8501,8 +8573,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm10, %xmm7, %xmm7
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	movq	536(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_5
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_5
+	movq	$0, 528(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_5:
+	movq	%r9, 536(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_5
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_5:
+	movq	%r8, 528(%rdi)
+	movq	$8, 536(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -8686,7 +8776,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -8702,40 +8792,40 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_192
+	cmpq	$256, 536(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_192
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm6
-	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vmovdqu	-112(%rcx), %xmm13
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -8923,7 +9013,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_192:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	536(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -8994,43 +9090,43 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 576(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vmovdqu	-80(%rcx), %xmm0
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vmovdqa	%xmm4, 608(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 624(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vmovdqa	%xmm7, 656(%rdi,%rax,1)
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 672(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vmovdqu	-64(%rcx), %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -9173,8 +9269,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	movq	536(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_6
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_6
+	movq	$0, 528(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_6:
+	movq	%r9, 536(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_6
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_6:
+	movq	%r8, 528(%rdi)
+	movq	$8, 536(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -9448,7 +9562,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -9988,38 +10102,38 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	shrq	$8, %rax
 	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_256
+	cmpq	$256, 536(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_256
+.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm6
-	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	864(%rdi,%r8,1), %xmm4
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	608(%rdi,%r8,1), %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	896(%rdi,%r8,1), %xmm6
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	640(%rdi,%r8,1), %xmm6
+	vpxor	544(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vmovdqu	16(%rsi), %xmm13
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -10227,7 +10341,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
-.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_256:
+.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	536(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -10295,42 +10415,42 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 576(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 608(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 624(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm6, %xmm6
 	vmovdqu	48(%rsi), %xmm13
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 656(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 672(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 688(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -10495,8 +10615,26 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	movq	536(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown
+	movq	$0, 528(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_decrypt_data_run_grown:
+	movq	%r9, 536(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done
+.Laesgen_aesni_gcm_r2_decrypt_data_run_restart:
+	movq	%r8, 528(%rdi)
+	movq	$8, 536(%rdi)
+.Laesgen_aesni_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -10788,7 +10926,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -11101,42 +11239,42 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	shrq	$8, %rax
 	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_128
+	cmpq	$256, 536(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_128
+.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm5
-	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vmovdqu	16(%rsi), %xmm0
-	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm12, %xmm12
@@ -11304,7 +11442,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
-.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_128:
+.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	536(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
@@ -11378,45 +11522,45 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vmovdqu	48(%rsi), %xmm0
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vmovdqa	%xmm2, 576(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm2, %xmm2
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 592(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm3, %xmm3
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 608(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 624(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 640(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 656(%rdi,%rax,1)
 	vmovdqu	64(%rsi), %xmm13
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 672(%rdi,%rax,1)
 	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -11536,8 +11680,26 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	movq	536(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_2
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_2
+	movq	$0, 528(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_2:
+	movq	%r9, 536(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done_2
+.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_2:
+	movq	%r8, 528(%rdi)
+	movq	$8, 536(%rdi)
+.Laesgen_aesni_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -11793,7 +11955,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -12070,40 +12232,40 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	shrq	$8, %rax
 	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 544(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_192
+	cmpq	$256, 536(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_192
+.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm6
-	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vmovdqu	16(%rsi), %xmm13
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -12291,7 +12453,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
-.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_192:
+.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	536(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -12362,43 +12530,43 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm2, 832(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 576(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm3, %xmm3
-	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	544(%rdi), %xmm4, %xmm4
 	vmovdqu	48(%rsi), %xmm0
-	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vmovdqa	%xmm4, 608(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm4, %xmm4
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 880(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 624(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vpxor	528(%rdi), %xmm6, %xmm6
-	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	544(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vmovdqa	%xmm7, 656(%rdi,%rax,1)
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vpxor	528(%rdi), %xmm7, %xmm7
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm8, 928(%rdi,%rax,1)
-	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 672(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vpxor	528(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	544(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	528(%rdi), %xmm9, %xmm9
+	vpxor	544(%rdi), %xmm9, %xmm9
 	vmovdqu	64(%rsi), %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -12541,8 +12709,26 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 544(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	528(%rdi), %rax
+	andq	$255, %rax
+	movq	536(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_3
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_3
+	movq	$0, 528(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_3:
+	movq	%r9, 536(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done_3
+.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_3:
+	movq	%r8, 528(%rdi)
+	movq	$8, 536(%rdi)
+.Laesgen_aesni_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -12816,7 +13002,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 528(%rdi)
+	vmovdqa	%xmm2, 544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   Context: 5120 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4800 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_r1_init   requires AESNI, PCLMULQDQ, AVX
@@ -46,7 +46,7 @@ aesgen_vaes256_gcm_r1_init:
 .Laesgen_vaes256_gcm_r1_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$80, %rcx
+	movq	$75, %rcx
 .Laesgen_vaes256_gcm_r1_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -1919,34 +1919,24 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 632(%rbx)
 	vmovdqa	%xmm0, 592(%rbx)
-	movzbl	602(%rbx), %edx
-	shlq	$8, %rdx
-	movzbl	597(%rbx), %esi
-	orq	%rsi, %rdx
-	shlq	$8, %rdx
-	movzbl	592(%rbx), %esi
-	orq	%rsi, %rdx
-	orq	$0x1000000, %rdx
-	cmpq	640(%rbx), %rdx
+	movq	592(%rbx), %rsi
+	bswapq	%rsi
+	movq	600(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	640(%rbx), %rdi
+	jne	.Laesgen_vaes256_gcm_r1_seal_restart
+	cmpq	648(%rbx), %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_same_table
-	movq	%rdx, 640(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 704(%rbx)
-	vmovdqa	%xmm1, 720(%rbx)
-	vmovdqa	%xmm1, 736(%rbx)
-	vmovdqa	%xmm1, 752(%rbx)
-	vmovdqa	%xmm1, 768(%rbx)
-	vmovdqa	%xmm1, 784(%rbx)
-	vmovdqa	%xmm1, 800(%rbx)
-	vmovdqa	%xmm1, 816(%rbx)
-	vmovdqa	%xmm1, 832(%rbx)
-	vmovdqa	%xmm1, 848(%rbx)
-	vmovdqa	%xmm1, 864(%rbx)
-	vmovdqa	%xmm1, 880(%rbx)
-	vmovdqa	%xmm1, 896(%rbx)
-	vmovdqa	%xmm1, 912(%rbx)
-	vmovdqa	%xmm1, 928(%rbx)
-	vmovdqa	%xmm1, 944(%rbx)
+.Laesgen_vaes256_gcm_r1_seal_restart:
+	movq	%rdi, 640(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	$0, 656(%rbx)
+	movq	$0, 664(%rbx)
+	jmp	.Laesgen_vaes256_gcm_r1_seal_same_table
 .Laesgen_vaes256_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
@@ -3315,34 +3305,24 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 632(%rbx)
 	vmovdqa	%xmm0, 592(%rbx)
-	movzbl	602(%rbx), %eax
-	shlq	$8, %rax
-	movzbl	597(%rbx), %edx
-	orq	%rdx, %rax
-	shlq	$8, %rax
-	movzbl	592(%rbx), %edx
-	orq	%rdx, %rax
-	orq	$0x1000000, %rax
-	cmpq	640(%rbx), %rax
+	movq	592(%rbx), %rdx
+	bswapq	%rdx
+	movq	600(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	640(%rbx), %rsi
+	jne	.Laesgen_vaes256_gcm_r1_open_restart
+	cmpq	648(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r1_open_same_table
-	movq	%rax, 640(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 704(%rbx)
-	vmovdqa	%xmm1, 720(%rbx)
-	vmovdqa	%xmm1, 736(%rbx)
-	vmovdqa	%xmm1, 752(%rbx)
-	vmovdqa	%xmm1, 768(%rbx)
-	vmovdqa	%xmm1, 784(%rbx)
-	vmovdqa	%xmm1, 800(%rbx)
-	vmovdqa	%xmm1, 816(%rbx)
-	vmovdqa	%xmm1, 832(%rbx)
-	vmovdqa	%xmm1, 848(%rbx)
-	vmovdqa	%xmm1, 864(%rbx)
-	vmovdqa	%xmm1, 880(%rbx)
-	vmovdqa	%xmm1, 896(%rbx)
-	vmovdqa	%xmm1, 912(%rbx)
-	vmovdqa	%xmm1, 928(%rbx)
-	vmovdqa	%xmm1, 944(%rbx)
+.Laesgen_vaes256_gcm_r1_open_restart:
+	movq	%rsi, 640(%rbx)
+	movq	%rax, 648(%rbx)
+	movq	$0, 656(%rbx)
+	movq	$0, 664(%rbx)
+	jmp	.Laesgen_vaes256_gcm_r1_open_same_table
 .Laesgen_vaes256_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
@@ -4187,34 +4167,24 @@ aesgen_vaes256_gcm_r1_start:
 	vmovdqa	%xmm1, 528(%rdi)
 	movq	$-1, 632(%rdi)
 	vmovdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
-	shlq	$8, %rax
-	movzbl	597(%rdi), %ecx
-	orq	%rcx, %rax
-	shlq	$8, %rax
-	movzbl	592(%rdi), %ecx
-	orq	%rcx, %rax
-	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	movq	592(%rdi), %rcx
+	bswapq	%rcx
+	movq	600(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	640(%rdi), %rdx
+	jne	.Laesgen_vaes256_gcm_r1_start_restart
+	cmpq	648(%rdi), %rax
 	je	.Laesgen_vaes256_gcm_r1_start_same_table
-	movq	%rax, 640(%rdi)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 704(%rdi)
-	vmovdqa	%xmm1, 720(%rdi)
-	vmovdqa	%xmm1, 736(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vmovdqa	%xmm1, 768(%rdi)
-	vmovdqa	%xmm1, 784(%rdi)
-	vmovdqa	%xmm1, 800(%rdi)
-	vmovdqa	%xmm1, 816(%rdi)
-	vmovdqa	%xmm1, 832(%rdi)
-	vmovdqa	%xmm1, 848(%rdi)
-	vmovdqa	%xmm1, 864(%rdi)
-	vmovdqa	%xmm1, 880(%rdi)
-	vmovdqa	%xmm1, 896(%rdi)
-	vmovdqa	%xmm1, 912(%rdi)
-	vmovdqa	%xmm1, 928(%rdi)
-	vmovdqa	%xmm1, 944(%rdi)
+.Laesgen_vaes256_gcm_r1_start_restart:
+	movq	%rdx, 640(%rdi)
+	movq	%rax, 648(%rdi)
+	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_start_same_table
 .Laesgen_vaes256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -4932,7 +4902,7 @@ aesgen_vaes256_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5120 bytes of the context.
+# wipe(ctx): zero all 4800 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_vaes256_gcm_r1_wipe
@@ -4941,7 +4911,7 @@ aesgen_vaes256_gcm_r1_finish_open:
 aesgen_vaes256_gcm_r1_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$80, %rax
+	movq	$75, %rax
 .Laesgen_vaes256_gcm_r1_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)
@@ -5100,27 +5070,25 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 704(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_256
-	cmpq	%rax, 712(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_256
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
-	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vmovdqu	704(%rdi,%r8,1), %ymm2
 	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vmovdqu	736(%rdi,%r8,1), %ymm3
 	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vmovdqu	768(%rdi,%r8,1), %ymm4
 	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vmovdqu	800(%rdi,%r8,1), %ymm5
 	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vmovdqu	832(%rdi,%r8,1), %ymm6
 	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vmovdqu	864(%rdi,%r8,1), %ymm7
 	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vmovdqu	896(%rdi,%r8,1), %ymm8
 	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vmovdqu	928(%rdi,%r8,1), %ymm9
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
@@ -5260,7 +5228,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done256
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_256:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -5298,28 +5272,28 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
 	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vmovdqu	%ymm2, 704(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm3, 736(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm4, 768(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm5, 800(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm6, 832(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm7, 864(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	%ymm8, 896(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	672(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vmovdqu	%ymm9, 928(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -5438,9 +5412,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm7, %ymm7
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 704(%rdi,%r8,1)
-	movq	%rax, 712(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart:
+	movq	%r8, 656(%rdi)
+	movq	$16, 664(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -5657,38 +5648,36 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 704(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_256
-	cmpq	%rax, 712(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_256
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vmovdqu	704(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vmovdqu	736(%rdi,%r8,1), %ymm3
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vmovdqu	768(%rdi,%r8,1), %ymm4
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vmovdqu	800(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vmovdqu	832(%rdi,%r8,1), %ymm6
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vmovdqu	864(%rdi,%r8,1), %ymm7
 	vmovdqu	-224(%rcx), %ymm13
 	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vmovdqu	896(%rdi,%r8,1), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vmovdqu	928(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
@@ -5913,7 +5902,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top256
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_256:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -5971,39 +5966,39 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqu	-192(%rcx), %ymm0
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vmovdqu	%ymm2, 704(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 320(%rdi), %ymm0, %ymm13
 	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm3, 736(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 320(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm4, 768(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm5, 800(%rdi,%rax,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm0, %ymm13
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm6, 832(%rdi,%rax,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm0, %ymm0
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm7, 864(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vmovdqu	-160(%rcx), %ymm13
 	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	%ymm8, 896(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vmovdqu	%ymm9, 928(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
@@ -6187,9 +6182,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 704(%rdi,%r8,1)
-	movq	%rax, 712(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_2
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_2
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_2:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_2
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_2:
+	movq	%r8, 656(%rdi)
+	movq	$16, 664(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -6896,27 +6908,25 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 704(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_128
-	cmpq	%rax, 712(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_128
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
-	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vmovdqu	704(%rdi,%r8,1), %ymm2
 	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vmovdqu	736(%rdi,%r8,1), %ymm3
 	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vmovdqu	768(%rdi,%r8,1), %ymm4
 	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vmovdqu	800(%rdi,%r8,1), %ymm5
 	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vmovdqu	832(%rdi,%r8,1), %ymm6
 	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vmovdqu	864(%rdi,%r8,1), %ymm7
 	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vmovdqu	896(%rdi,%r8,1), %ymm8
 	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vmovdqu	928(%rdi,%r8,1), %ymm9
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
@@ -7020,7 +7030,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done128
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_128:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -7058,28 +7074,28 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
 	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vmovdqu	%ymm2, 704(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm3, 736(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm4, 768(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm5, 800(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm6, 832(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm7, 864(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	%ymm8, 896(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	672(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vmovdqu	%ymm9, 928(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -7162,9 +7178,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm7, %ymm7
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 704(%rdi,%r8,1)
-	movq	%rax, 712(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_3
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_3
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_3:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_3
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_3:
+	movq	%r8, 656(%rdi)
+	movq	$16, 664(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -7345,42 +7378,40 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 704(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_128
-	cmpq	%rax, 712(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_128
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm5
-	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vmovdqu	704(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vmovdqu	736(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vmovdqu	768(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vmovdqu	800(%rdi,%r8,1), %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vmovdqu	-224(%rcx), %ymm0
-	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vmovdqu	832(%rdi,%r8,1), %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
-	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vmovdqu	864(%rdi,%r8,1), %ymm7
 	vpxor	%ymm8, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm9
-	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vmovdqu	896(%rdi,%r8,1), %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm13
-	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vmovdqu	928(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
@@ -7565,7 +7596,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top128
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_128:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -7628,42 +7665,42 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vmovdqu	%ymm2, 704(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm3, 736(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vmovdqu	-160(%rcx), %ymm0
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm4, 768(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm5, 800(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm6, 832(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm7, 864(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	%ymm8, 896(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vmovdqu	-128(%rcx), %ymm13
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vmovdqu	%ymm9, 928(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
@@ -7803,9 +7840,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 704(%rdi,%r8,1)
-	movq	%rax, 712(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_4
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_4
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_4:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_4
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_4:
+	movq	%r8, 656(%rdi)
+	movq	$16, 664(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -8440,27 +8494,25 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 704(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_192
-	cmpq	%rax, 712(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_192
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
-	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vmovdqu	704(%rdi,%r8,1), %ymm2
 	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vmovdqu	736(%rdi,%r8,1), %ymm3
 	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vmovdqu	768(%rdi,%r8,1), %ymm4
 	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vmovdqu	800(%rdi,%r8,1), %ymm5
 	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vmovdqu	832(%rdi,%r8,1), %ymm6
 	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vmovdqu	864(%rdi,%r8,1), %ymm7
 	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vmovdqu	896(%rdi,%r8,1), %ymm8
 	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vmovdqu	928(%rdi,%r8,1), %ymm9
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
@@ -8582,7 +8634,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done192
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_192:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -8620,28 +8678,28 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
 	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vmovdqu	%ymm2, 704(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm3, 736(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm4, 768(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm5, 800(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm6, 832(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm7, 864(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	%ymm8, 896(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	672(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vmovdqu	%ymm9, 928(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -8742,9 +8800,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm7, %ymm7
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 704(%rdi,%r8,1)
-	movq	%rax, 712(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_5
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_5
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_5:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_5
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_5:
+	movq	%r8, 656(%rdi)
+	movq	$16, 664(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -8943,40 +9018,38 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 704(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_192
-	cmpq	%rax, 712(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_192
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vmovdqu	704(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vmovdqu	736(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
 	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vmovdqu	768(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vmovdqu	800(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vmovdqu	832(%rdi,%r8,1), %ymm6
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vmovdqu	864(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vmovdqu	896(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vmovdqu	928(%rdi,%r8,1), %ymm9
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
@@ -9181,7 +9254,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top192
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_192:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -9241,41 +9320,41 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vmovdqu	%ymm2, 704(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm3, 736(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
 	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm4, 768(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
 	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm5, 800(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	-160(%rcx), %ymm13
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm6, 832(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm7, 864(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	%ymm8, 896(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vmovdqu	%ymm9, 928(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
@@ -9437,9 +9516,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 704(%rdi,%r8,1)
-	movq	%rax, 712(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_6
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_6
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_6:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_6
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_6:
+	movq	%r8, 656(%rdi)
+	movq	$16, 664(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -10279,38 +10375,36 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 704(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_256
-	cmpq	%rax, 712(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_256
+.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vmovdqu	704(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vmovdqu	736(%rdi,%r8,1), %ymm3
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vmovdqu	768(%rdi,%r8,1), %ymm4
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vmovdqu	800(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vmovdqu	832(%rdi,%r8,1), %ymm6
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vmovdqu	864(%rdi,%r8,1), %ymm7
 	vmovdqu	32(%rsi), %ymm13
 	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vmovdqu	896(%rdi,%r8,1), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vmovdqu	928(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
@@ -10535,7 +10629,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top256
-.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_256:
+.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -10593,39 +10693,39 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqu	64(%rsi), %ymm0
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vmovdqu	%ymm2, 704(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 320(%rdi), %ymm0, %ymm13
 	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm3, 736(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 320(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm4, 768(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm5, 800(%rdi,%rax,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm0, %ymm13
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm6, 832(%rdi,%rax,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm0, %ymm0
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm7, 864(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vmovdqu	96(%rsi), %ymm13
 	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	%ymm8, 896(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vmovdqu	%ymm9, 928(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
@@ -10809,9 +10909,26 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 704(%rdi,%r8,1)
-	movq	%rax, 712(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart:
+	movq	%r8, 656(%rdi)
+	movq	$16, 664(%rdi)
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -11423,42 +11540,40 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 704(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_128
-	cmpq	%rax, 712(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_128
+.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm5
-	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vmovdqu	704(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vmovdqu	736(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vmovdqu	768(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vmovdqu	800(%rdi,%r8,1), %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vmovdqu	32(%rsi), %ymm0
-	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vmovdqu	832(%rdi,%r8,1), %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
-	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vmovdqu	864(%rdi,%r8,1), %ymm7
 	vpxor	%ymm8, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm9
-	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vmovdqu	896(%rdi,%r8,1), %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm13
-	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vmovdqu	928(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
@@ -11643,7 +11758,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top128
-.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_128:
+.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -11706,42 +11827,42 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%ymm14, %ymm11, %ymm11
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vmovdqu	%ymm2, 704(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm3, 736(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vmovdqu	96(%rsi), %ymm0
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm4, 768(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm5, 800(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm6, 832(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm7, 864(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	%ymm8, 896(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vmovdqu	128(%rsi), %ymm13
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vmovdqu	%ymm9, 928(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
@@ -11881,9 +12002,26 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 704(%rdi,%r8,1)
-	movq	%rax, 712(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_2
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_2
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_2:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_2
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_2:
+	movq	%r8, 656(%rdi)
+	movq	$16, 664(%rdi)
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -12423,40 +12561,38 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 704(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_192
-	cmpq	%rax, 712(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_192
+.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vmovdqu	704(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vmovdqu	736(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
 	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vmovdqu	768(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vmovdqu	800(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vmovdqu	832(%rdi,%r8,1), %ymm6
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	32(%rsi), %ymm13
-	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vmovdqu	864(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vmovdqu	896(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vmovdqu	928(%rdi,%r8,1), %ymm9
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
@@ -12661,7 +12797,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top192
-.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_192:
+.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -12721,41 +12863,41 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vmovdqu	%ymm2, 704(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm3, 736(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
 	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm4, 768(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
 	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm5, 800(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	96(%rsi), %ymm13
-	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm6, 832(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm7, 864(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vmovdqu	%ymm8, 896(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vmovdqu	%ymm9, 928(%rdi,%rax,1)
 	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
@@ -12917,9 +13059,26 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 704(%rdi,%r8,1)
-	movq	%rax, 712(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_3
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_3
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_3:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_3
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_3:
+	movq	%r8, 656(%rdi)
+	movq	$16, 664(%rdi)
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
- *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4800 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_r1_init   requires SSE2, SSSE3, AESNI, PCLMULQDQ
@@ -46,7 +46,7 @@ aesgen_aesni_gcm_r1_init:
 .Laesgen_aesni_gcm_r1_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$79, %rcx
+	movq	$75, %rcx
 .Laesgen_aesni_gcm_r1_init_zero:
 	movdqa	%xmm0, (%rax)
 	movdqa	%xmm0, 16(%rax)
@@ -1943,34 +1943,24 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm1, 528(%rbx)
 	movq	$-1, 632(%rbx)
 	movdqa	%xmm0, 592(%rbx)
-	movzbl	602(%rbx), %edx
-	shlq	$8, %rdx
-	movzbl	597(%rbx), %esi
-	orq	%rsi, %rdx
-	shlq	$8, %rdx
-	movzbl	592(%rbx), %esi
-	orq	%rsi, %rdx
-	orq	$0x1000000, %rdx
-	cmpq	640(%rbx), %rdx
+	movq	592(%rbx), %rsi
+	bswapq	%rsi
+	movq	600(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	640(%rbx), %rdi
+	jne	.Laesgen_aesni_gcm_r1_seal_restart
+	cmpq	648(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_same_table
-	movq	%rdx, 640(%rbx)
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 672(%rbx)
-	movdqa	%xmm1, 688(%rbx)
-	movdqa	%xmm1, 704(%rbx)
-	movdqa	%xmm1, 720(%rbx)
-	movdqa	%xmm1, 736(%rbx)
-	movdqa	%xmm1, 752(%rbx)
-	movdqa	%xmm1, 768(%rbx)
-	movdqa	%xmm1, 784(%rbx)
-	movdqa	%xmm1, 800(%rbx)
-	movdqa	%xmm1, 816(%rbx)
-	movdqa	%xmm1, 832(%rbx)
-	movdqa	%xmm1, 848(%rbx)
-	movdqa	%xmm1, 864(%rbx)
-	movdqa	%xmm1, 880(%rbx)
-	movdqa	%xmm1, 896(%rbx)
-	movdqa	%xmm1, 912(%rbx)
+.Laesgen_aesni_gcm_r1_seal_restart:
+	movq	%rdi, 640(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	$0, 656(%rbx)
+	movq	$0, 664(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
@@ -3478,34 +3468,24 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm1, 528(%rbx)
 	movq	$-1, 632(%rbx)
 	movdqa	%xmm0, 592(%rbx)
-	movzbl	602(%rbx), %eax
-	shlq	$8, %rax
-	movzbl	597(%rbx), %edx
-	orq	%rdx, %rax
-	shlq	$8, %rax
-	movzbl	592(%rbx), %edx
-	orq	%rdx, %rax
-	orq	$0x1000000, %rax
-	cmpq	640(%rbx), %rax
+	movq	592(%rbx), %rdx
+	bswapq	%rdx
+	movq	600(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	640(%rbx), %rsi
+	jne	.Laesgen_aesni_gcm_r1_open_restart
+	cmpq	648(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_open_same_table
-	movq	%rax, 640(%rbx)
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 672(%rbx)
-	movdqa	%xmm1, 688(%rbx)
-	movdqa	%xmm1, 704(%rbx)
-	movdqa	%xmm1, 720(%rbx)
-	movdqa	%xmm1, 736(%rbx)
-	movdqa	%xmm1, 752(%rbx)
-	movdqa	%xmm1, 768(%rbx)
-	movdqa	%xmm1, 784(%rbx)
-	movdqa	%xmm1, 800(%rbx)
-	movdqa	%xmm1, 816(%rbx)
-	movdqa	%xmm1, 832(%rbx)
-	movdqa	%xmm1, 848(%rbx)
-	movdqa	%xmm1, 864(%rbx)
-	movdqa	%xmm1, 880(%rbx)
-	movdqa	%xmm1, 896(%rbx)
-	movdqa	%xmm1, 912(%rbx)
+.Laesgen_aesni_gcm_r1_open_restart:
+	movq	%rsi, 640(%rbx)
+	movq	%rax, 648(%rbx)
+	movq	$0, 656(%rbx)
+	movq	$0, 664(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
@@ -4474,34 +4454,24 @@ aesgen_aesni_gcm_r1_start:
 	movdqa	%xmm1, 528(%rdi)
 	movq	$-1, 632(%rdi)
 	movdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
-	shlq	$8, %rax
-	movzbl	597(%rdi), %ecx
-	orq	%rcx, %rax
-	shlq	$8, %rax
-	movzbl	592(%rdi), %ecx
-	orq	%rcx, %rax
-	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	movq	592(%rdi), %rcx
+	bswapq	%rcx
+	movq	600(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	640(%rdi), %rdx
+	jne	.Laesgen_aesni_gcm_r1_start_restart
+	cmpq	648(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_start_same_table
-	movq	%rax, 640(%rdi)
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 672(%rdi)
-	movdqa	%xmm1, 688(%rdi)
-	movdqa	%xmm1, 704(%rdi)
-	movdqa	%xmm1, 720(%rdi)
-	movdqa	%xmm1, 736(%rdi)
-	movdqa	%xmm1, 752(%rdi)
-	movdqa	%xmm1, 768(%rdi)
-	movdqa	%xmm1, 784(%rdi)
-	movdqa	%xmm1, 800(%rdi)
-	movdqa	%xmm1, 816(%rdi)
-	movdqa	%xmm1, 832(%rdi)
-	movdqa	%xmm1, 848(%rdi)
-	movdqa	%xmm1, 864(%rdi)
-	movdqa	%xmm1, 880(%rdi)
-	movdqa	%xmm1, 896(%rdi)
-	movdqa	%xmm1, 912(%rdi)
+.Laesgen_aesni_gcm_r1_start_restart:
+	movq	%rdx, 640(%rdi)
+	movq	%rax, 648(%rdi)
+	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -5323,7 +5293,7 @@ aesgen_aesni_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5056 bytes of the context.
+# wipe(ctx): zero all 4800 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_aesni_gcm_r1_wipe
@@ -5332,7 +5302,7 @@ aesgen_aesni_gcm_r1_finish_open:
 aesgen_aesni_gcm_r1_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$79, %rax
+	movq	$75, %rax
 .Laesgen_aesni_gcm_r1_wipe_zero:
 	movdqa	%xmm0, (%rdi)
 	movdqa	%xmm0, 16(%rdi)
@@ -5505,26 +5475,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_256
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	704(%rdi,%r8,1), %xmm2
+	pxor	672(%rdi), %xmm2
+	movdqa	720(%rdi,%r8,1), %xmm3
+	pxor	672(%rdi), %xmm3
+	movdqa	736(%rdi,%r8,1), %xmm4
+	pxor	672(%rdi), %xmm4
+	movdqa	752(%rdi,%r8,1), %xmm5
+	pxor	672(%rdi), %xmm5
+	movdqa	768(%rdi,%r8,1), %xmm6
+	pxor	672(%rdi), %xmm6
+	movdqa	784(%rdi,%r8,1), %xmm7
+	pxor	672(%rdi), %xmm7
+	movdqa	800(%rdi,%r8,1), %xmm8
+	pxor	672(%rdi), %xmm8
+	movdqa	816(%rdi,%r8,1), %xmm9
+	pxor	672(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -5671,7 +5641,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done256
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_256:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_first_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -5716,30 +5692,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	pxor	672(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -5857,8 +5833,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm10, %xmm7
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -6083,7 +6077,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -6099,41 +6093,41 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_256
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	movdqu	-128(%rcx), %xmm6
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pxor	%xmm0, %xmm6
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pxor	%xmm6, %xmm0
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm6, %xmm10
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
+	pxor	672(%rdi), %xmm5
 	movdqa	%xmm6, %xmm11
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	movdqa	%xmm0, %xmm12
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	movdqu	-112(%rcx), %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm15
 	movdqa	32(%rdi), %xmm0
@@ -6371,7 +6365,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_256:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -6442,43 +6442,43 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
 	pclmulqdq	$0, 288(%rdi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pxor	%xmm0, %xmm10
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm3, 720(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$17, 288(%rdi), %xmm13
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	movdqu	-80(%rcx), %xmm13
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pshufd	$78, %xmm13, %xmm14
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pxor	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm0, %xmm10
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -6663,8 +6663,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_2
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_2
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_2:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_2
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_2:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -6995,7 +7013,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7442,26 +7460,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_128
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	704(%rdi,%r8,1), %xmm2
+	pxor	672(%rdi), %xmm2
+	movdqa	720(%rdi,%r8,1), %xmm3
+	pxor	672(%rdi), %xmm3
+	movdqa	736(%rdi,%r8,1), %xmm4
+	pxor	672(%rdi), %xmm4
+	movdqa	752(%rdi,%r8,1), %xmm5
+	pxor	672(%rdi), %xmm5
+	movdqa	768(%rdi,%r8,1), %xmm6
+	pxor	672(%rdi), %xmm6
+	movdqa	784(%rdi,%r8,1), %xmm7
+	pxor	672(%rdi), %xmm7
+	movdqa	800(%rdi,%r8,1), %xmm8
+	pxor	672(%rdi), %xmm8
+	movdqa	816(%rdi,%r8,1), %xmm9
+	pxor	672(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -7572,7 +7590,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done128
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_128:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_first_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -7617,30 +7641,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	pxor	672(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -7722,8 +7746,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm10, %xmm7
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_3
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_3
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_3:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_3
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_3:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -7912,7 +7954,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7928,45 +7970,45 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_128
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128:
 	movdqu	-128(%rcx), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
 	movdqa	%xmm5, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
 	movdqa	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqu	-112(%rcx), %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pshufd	$78, %xmm0, %xmm13
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	movdqa	%xmm0, %xmm9
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm9
 	pxor	%xmm9, %xmm10
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	pxor	672(%rdi), %xmm8
+	movdqa	816(%rdi,%r8,1), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm0
@@ -8164,7 +8206,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_128:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm5
@@ -8241,46 +8289,46 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
 	movdqu	-80(%rcx), %xmm0
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pxor	%xmm0, %xmm13
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
 	movdqa	%xmm0, %xmm14
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm13
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm7
+	pxor	672(%rdi), %xmm8
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	movdqa	%xmm8, 800(%rdi,%rax,1)
 	movdqu	-64(%rcx), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pshufd	$78, %xmm13, %xmm14
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	movdqa	%xmm13, %xmm15
@@ -8421,8 +8469,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_4
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_4
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_4:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_4
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_4:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done_4:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -8717,7 +8783,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -9128,26 +9194,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_192
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	704(%rdi,%r8,1), %xmm2
+	pxor	672(%rdi), %xmm2
+	movdqa	720(%rdi,%r8,1), %xmm3
+	pxor	672(%rdi), %xmm3
+	movdqa	736(%rdi,%r8,1), %xmm4
+	pxor	672(%rdi), %xmm4
+	movdqa	752(%rdi,%r8,1), %xmm5
+	pxor	672(%rdi), %xmm5
+	movdqa	768(%rdi,%r8,1), %xmm6
+	pxor	672(%rdi), %xmm6
+	movdqa	784(%rdi,%r8,1), %xmm7
+	pxor	672(%rdi), %xmm7
+	movdqa	800(%rdi,%r8,1), %xmm8
+	pxor	672(%rdi), %xmm8
+	movdqa	816(%rdi,%r8,1), %xmm9
+	pxor	672(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -9276,7 +9342,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done192
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_192:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_first_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -9321,30 +9393,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	pxor	672(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -9444,8 +9516,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm10, %xmm7
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_5
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_5
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_5:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_5
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_5:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done_5:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -9652,7 +9742,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -9668,43 +9758,43 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_192
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192:
 	movdqu	-128(%rcx), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	movdqa	%xmm5, %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	movdqa	%xmm5, %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	movdqa	%xmm0, %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	movdqu	-112(%rcx), %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	movdqa	%xmm0, %xmm14
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	816(%rdi,%r8,1), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm14, %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	%xmm0, %xmm14
@@ -9923,7 +10013,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_192:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -9997,43 +10093,43 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm15, %xmm10
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pclmulqdq	$17, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
 	pxor	%xmm13, %xmm11
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm3, 720(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	movdqu	-80(%rcx), %xmm0
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	movdqa	%xmm0, %xmm14
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 432(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
@@ -10197,8 +10293,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_6
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_6
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_6:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_6
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_6:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done_6:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -10512,7 +10626,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -11126,41 +11240,41 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_256
+.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	movdqu	(%rsi), %xmm6
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pxor	%xmm0, %xmm6
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pxor	%xmm6, %xmm0
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm6, %xmm10
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
+	pxor	672(%rdi), %xmm5
 	movdqa	%xmm6, %xmm11
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	movdqa	%xmm0, %xmm12
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	movdqu	16(%rsi), %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm15
 	movdqa	32(%rdi), %xmm0
@@ -11398,7 +11512,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
-.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_256:
+.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -11469,43 +11589,43 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
 	pclmulqdq	$0, 288(%rdi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pxor	%xmm0, %xmm10
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm3, 720(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$17, 288(%rdi), %xmm13
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	movdqu	48(%rsi), %xmm13
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pshufd	$78, %xmm13, %xmm14
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pxor	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm0, %xmm10
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -11690,8 +11810,26 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_decrypt_data_run_grown:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done
+.Laesgen_aesni_gcm_r1_decrypt_data_run_restart:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_decrypt_data_run_done:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -12022,7 +12160,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -12365,45 +12503,45 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_128
+.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128:
 	movdqu	(%rsi), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
 	movdqa	%xmm5, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
 	movdqa	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqu	16(%rsi), %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pshufd	$78, %xmm0, %xmm13
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	movdqa	%xmm0, %xmm9
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm9
 	pxor	%xmm9, %xmm10
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	pxor	672(%rdi), %xmm8
+	movdqa	816(%rdi,%r8,1), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm0
@@ -12601,7 +12739,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
-.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_128:
+.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm5
@@ -12678,46 +12822,46 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
 	movdqu	48(%rsi), %xmm0
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pxor	%xmm0, %xmm13
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
 	movdqa	%xmm0, %xmm14
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm13
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm7
+	pxor	672(%rdi), %xmm8
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	movdqa	%xmm8, 800(%rdi,%rax,1)
 	movdqu	64(%rsi), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pshufd	$78, %xmm13, %xmm14
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	movdqa	%xmm13, %xmm15
@@ -12858,8 +13002,26 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_2
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_2
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_2:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done_2
+.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_2:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_decrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -13154,7 +13316,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -13461,43 +13623,43 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_192
+.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192:
 	movdqu	(%rsi), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	movdqa	%xmm5, %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	movdqa	%xmm5, %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	movdqa	%xmm0, %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	movdqu	16(%rsi), %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	movdqa	%xmm0, %xmm14
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	816(%rdi,%r8,1), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm14, %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
 	movdqa	%xmm0, %xmm14
@@ -13716,7 +13878,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
-.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_192:
+.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -13790,43 +13958,43 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm15, %xmm10
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pclmulqdq	$17, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
 	pxor	%xmm13, %xmm11
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm3, 720(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	movdqu	48(%rsi), %xmm0
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	movdqa	%xmm0, %xmm14
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 432(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
@@ -13990,8 +14158,26 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_3
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_3
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_3:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done_3
+.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_3:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_decrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -14305,7 +14491,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)

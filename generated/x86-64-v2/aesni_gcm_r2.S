@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
- *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4800 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_r2_init   requires SSE2, SSSE3, AESNI, PCLMULQDQ
@@ -46,7 +46,7 @@ aesgen_aesni_gcm_r2_init:
 .Laesgen_aesni_gcm_r2_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$79, %rcx
+	movq	$75, %rcx
 .Laesgen_aesni_gcm_r2_init_zero:
 	movdqa	%xmm0, (%rax)
 	movdqa	%xmm0, 16(%rax)
@@ -1943,34 +1943,24 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm1, 528(%rbx)
 	movq	$-1, 632(%rbx)
 	movdqa	%xmm0, 592(%rbx)
-	movzbl	602(%rbx), %edx
-	shlq	$8, %rdx
-	movzbl	597(%rbx), %esi
-	orq	%rsi, %rdx
-	shlq	$8, %rdx
-	movzbl	592(%rbx), %esi
-	orq	%rsi, %rdx
-	orq	$0x1000000, %rdx
-	cmpq	640(%rbx), %rdx
+	movq	592(%rbx), %rsi
+	bswapq	%rsi
+	movq	600(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	640(%rbx), %rdi
+	jne	.Laesgen_aesni_gcm_r2_seal_restart
+	cmpq	648(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_same_table
-	movq	%rdx, 640(%rbx)
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 672(%rbx)
-	movdqa	%xmm1, 688(%rbx)
-	movdqa	%xmm1, 704(%rbx)
-	movdqa	%xmm1, 720(%rbx)
-	movdqa	%xmm1, 736(%rbx)
-	movdqa	%xmm1, 752(%rbx)
-	movdqa	%xmm1, 768(%rbx)
-	movdqa	%xmm1, 784(%rbx)
-	movdqa	%xmm1, 800(%rbx)
-	movdqa	%xmm1, 816(%rbx)
-	movdqa	%xmm1, 832(%rbx)
-	movdqa	%xmm1, 848(%rbx)
-	movdqa	%xmm1, 864(%rbx)
-	movdqa	%xmm1, 880(%rbx)
-	movdqa	%xmm1, 896(%rbx)
-	movdqa	%xmm1, 912(%rbx)
+.Laesgen_aesni_gcm_r2_seal_restart:
+	movq	%rdi, 640(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	$0, 656(%rbx)
+	movq	$0, 664(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
@@ -3478,34 +3468,24 @@ aesgen_aesni_gcm_r2_open:
 	movdqa	%xmm1, 528(%rbx)
 	movq	$-1, 632(%rbx)
 	movdqa	%xmm0, 592(%rbx)
-	movzbl	602(%rbx), %eax
-	shlq	$8, %rax
-	movzbl	597(%rbx), %edx
-	orq	%rdx, %rax
-	shlq	$8, %rax
-	movzbl	592(%rbx), %edx
-	orq	%rdx, %rax
-	orq	$0x1000000, %rax
-	cmpq	640(%rbx), %rax
+	movq	592(%rbx), %rdx
+	bswapq	%rdx
+	movq	600(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	640(%rbx), %rsi
+	jne	.Laesgen_aesni_gcm_r2_open_restart
+	cmpq	648(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_open_same_table
-	movq	%rax, 640(%rbx)
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 672(%rbx)
-	movdqa	%xmm1, 688(%rbx)
-	movdqa	%xmm1, 704(%rbx)
-	movdqa	%xmm1, 720(%rbx)
-	movdqa	%xmm1, 736(%rbx)
-	movdqa	%xmm1, 752(%rbx)
-	movdqa	%xmm1, 768(%rbx)
-	movdqa	%xmm1, 784(%rbx)
-	movdqa	%xmm1, 800(%rbx)
-	movdqa	%xmm1, 816(%rbx)
-	movdqa	%xmm1, 832(%rbx)
-	movdqa	%xmm1, 848(%rbx)
-	movdqa	%xmm1, 864(%rbx)
-	movdqa	%xmm1, 880(%rbx)
-	movdqa	%xmm1, 896(%rbx)
-	movdqa	%xmm1, 912(%rbx)
+.Laesgen_aesni_gcm_r2_open_restart:
+	movq	%rsi, 640(%rbx)
+	movq	%rax, 648(%rbx)
+	movq	$0, 656(%rbx)
+	movq	$0, 664(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
@@ -4474,34 +4454,24 @@ aesgen_aesni_gcm_r2_start:
 	movdqa	%xmm1, 528(%rdi)
 	movq	$-1, 632(%rdi)
 	movdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
-	shlq	$8, %rax
-	movzbl	597(%rdi), %ecx
-	orq	%rcx, %rax
-	shlq	$8, %rax
-	movzbl	592(%rdi), %ecx
-	orq	%rcx, %rax
-	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	movq	592(%rdi), %rcx
+	bswapq	%rcx
+	movq	600(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	640(%rdi), %rdx
+	jne	.Laesgen_aesni_gcm_r2_start_restart
+	cmpq	648(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r2_start_same_table
-	movq	%rax, 640(%rdi)
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 672(%rdi)
-	movdqa	%xmm1, 688(%rdi)
-	movdqa	%xmm1, 704(%rdi)
-	movdqa	%xmm1, 720(%rdi)
-	movdqa	%xmm1, 736(%rdi)
-	movdqa	%xmm1, 752(%rdi)
-	movdqa	%xmm1, 768(%rdi)
-	movdqa	%xmm1, 784(%rdi)
-	movdqa	%xmm1, 800(%rdi)
-	movdqa	%xmm1, 816(%rdi)
-	movdqa	%xmm1, 832(%rdi)
-	movdqa	%xmm1, 848(%rdi)
-	movdqa	%xmm1, 864(%rdi)
-	movdqa	%xmm1, 880(%rdi)
-	movdqa	%xmm1, 896(%rdi)
-	movdqa	%xmm1, 912(%rdi)
+.Laesgen_aesni_gcm_r2_start_restart:
+	movq	%rdx, 640(%rdi)
+	movq	%rax, 648(%rdi)
+	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -5323,7 +5293,7 @@ aesgen_aesni_gcm_r2_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5056 bytes of the context.
+# wipe(ctx): zero all 4800 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_aesni_gcm_r2_wipe
@@ -5332,7 +5302,7 @@ aesgen_aesni_gcm_r2_finish_open:
 aesgen_aesni_gcm_r2_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$79, %rax
+	movq	$75, %rax
 .Laesgen_aesni_gcm_r2_wipe_zero:
 	movdqa	%xmm0, (%rdi)
 	movdqa	%xmm0, 16(%rdi)
@@ -5505,26 +5475,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_256
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	704(%rdi,%r8,1), %xmm2
+	pxor	672(%rdi), %xmm2
+	movdqa	720(%rdi,%r8,1), %xmm3
+	pxor	672(%rdi), %xmm3
+	movdqa	736(%rdi,%r8,1), %xmm4
+	pxor	672(%rdi), %xmm4
+	movdqa	752(%rdi,%r8,1), %xmm5
+	pxor	672(%rdi), %xmm5
+	movdqa	768(%rdi,%r8,1), %xmm6
+	pxor	672(%rdi), %xmm6
+	movdqa	784(%rdi,%r8,1), %xmm7
+	pxor	672(%rdi), %xmm7
+	movdqa	800(%rdi,%r8,1), %xmm8
+	pxor	672(%rdi), %xmm8
+	movdqa	816(%rdi,%r8,1), %xmm9
+	pxor	672(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -5662,7 +5632,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done256
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_256:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_first_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -5716,30 +5692,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	pxor	672(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -5848,8 +5824,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenclast	%xmm10, %xmm7
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -6076,7 +6070,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -6092,42 +6086,42 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_256
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	movdqu	-128(%rcx), %xmm6
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pxor	%xmm0, %xmm6
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pxor	%xmm6, %xmm0
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm6, %xmm10
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
 	movdqa	%xmm6, %xmm11
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	movdqa	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	movdqu	-112(%rcx), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	pxor	%xmm13, %xmm14
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	816(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm15
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm15
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm0
@@ -6355,7 +6349,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_256:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -6440,42 +6440,42 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	movdqu	-80(%rcx), %xmm0
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	movdqa	%xmm0, %xmm14
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
 	aesenc	%xmm0, %xmm2
@@ -6647,8 +6647,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_2
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_2
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_2:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_2
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_2:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -6981,7 +6999,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7428,26 +7446,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_128
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	704(%rdi,%r8,1), %xmm2
+	pxor	672(%rdi), %xmm2
+	movdqa	720(%rdi,%r8,1), %xmm3
+	pxor	672(%rdi), %xmm3
+	movdqa	736(%rdi,%r8,1), %xmm4
+	pxor	672(%rdi), %xmm4
+	movdqa	752(%rdi,%r8,1), %xmm5
+	pxor	672(%rdi), %xmm5
+	movdqa	768(%rdi,%r8,1), %xmm6
+	pxor	672(%rdi), %xmm6
+	movdqa	784(%rdi,%r8,1), %xmm7
+	pxor	672(%rdi), %xmm7
+	movdqa	800(%rdi,%r8,1), %xmm8
+	pxor	672(%rdi), %xmm8
+	movdqa	816(%rdi,%r8,1), %xmm9
+	pxor	672(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -7549,7 +7567,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done128
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_128:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_first_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -7603,30 +7627,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	pxor	672(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -7699,8 +7723,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenclast	%xmm10, %xmm7
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_3
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_3
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_3:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_3
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_3:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -7891,7 +7933,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7907,46 +7949,46 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_128
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128:
 	movdqu	-128(%rcx), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
 	pxor	%xmm5, %xmm0
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	movdqa	%xmm5, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm11
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	movdqa	%xmm0, %xmm12
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pxor	%xmm0, %xmm13
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	movdqa	%xmm0, %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm8
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pxor	%xmm8, %xmm10
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
+	pxor	672(%rdi), %xmm8
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm11
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	816(%rdi,%r8,1), %xmm9
+	pxor	672(%rdi), %xmm9
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	pxor	%xmm13, %xmm12
@@ -8134,7 +8176,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_128:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm5
@@ -8227,45 +8275,45 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm14
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm4
+	pxor	672(%rdi), %xmm5
 	pxor	%xmm14, %xmm12
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 752(%rdi,%rax,1)
 	movdqu	-64(%rcx), %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pshufd	$78, %xmm0, %xmm13
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	movdqa	%xmm0, %xmm14
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pclmulqdq	$0, 320(%rdi), %xmm14
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
 	pclmulqdq	$17, 320(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	pclmulqdq	$0, 448(%rdi), %xmm13
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -8391,8 +8439,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_4
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_4
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_4:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_4
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_4:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done_4:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -8689,7 +8755,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -9100,26 +9166,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_192
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	704(%rdi,%r8,1), %xmm2
+	pxor	672(%rdi), %xmm2
+	movdqa	720(%rdi,%r8,1), %xmm3
+	pxor	672(%rdi), %xmm3
+	movdqa	736(%rdi,%r8,1), %xmm4
+	pxor	672(%rdi), %xmm4
+	movdqa	752(%rdi,%r8,1), %xmm5
+	pxor	672(%rdi), %xmm5
+	movdqa	768(%rdi,%r8,1), %xmm6
+	pxor	672(%rdi), %xmm6
+	movdqa	784(%rdi,%r8,1), %xmm7
+	pxor	672(%rdi), %xmm7
+	movdqa	800(%rdi,%r8,1), %xmm8
+	pxor	672(%rdi), %xmm8
+	movdqa	816(%rdi,%r8,1), %xmm9
+	pxor	672(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -9239,7 +9305,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done192
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_first_192:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_first_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -9293,30 +9365,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	pxor	672(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -9407,8 +9479,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenclast	%xmm10, %xmm7
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_5
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_5
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_5:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_5
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_5:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done_5:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -9617,7 +9707,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -9633,44 +9723,44 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_192
+.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192:
 	movdqu	-128(%rcx), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	movdqa	%xmm5, %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	movdqa	%xmm5, %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	movdqa	%xmm0, %xmm12
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	movdqu	-112(%rcx), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pxor	%xmm0, %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
 	movdqa	%xmm0, %xmm14
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	movdqa	%xmm0, %xmm14
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
@@ -9879,7 +9969,13 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
-.Laesgen_aesni_gcm_r2_encrypt_data_fill_steady_192:
+.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -9967,44 +10063,44 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
 	movdqu	-80(%rcx), %xmm0
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	movdqa	%xmm0, %xmm14
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pxor	%xmm0, %xmm11
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
+	movdqa	%xmm6, 768(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	pxor	672(%rdi), %xmm7
 	pclmulqdq	$0, 432(%rdi), %xmm13
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	movdqu	-64(%rcx), %xmm13
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pxor	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	movdqa	%xmm13, %xmm15
 	movdqa	48(%rdi), %xmm0
 	pclmulqdq	$0, 320(%rdi), %xmm15
@@ -10153,8 +10249,26 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_6
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_6
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_6:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_6
+.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_6:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r2_encrypt_data_run_done_6:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -10470,7 +10584,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -11084,42 +11198,42 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_256
+.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	movdqu	(%rsi), %xmm6
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pxor	%xmm0, %xmm6
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pxor	%xmm6, %xmm0
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm6, %xmm10
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
 	movdqa	%xmm6, %xmm11
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	movdqa	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	movdqu	16(%rsi), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	pxor	%xmm13, %xmm14
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	816(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm15
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm15
 	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm0
@@ -11347,7 +11461,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
-.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_256:
+.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -11432,42 +11552,42 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	movdqu	48(%rsi), %xmm0
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	movdqa	%xmm0, %xmm14
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
+	movdqa	%xmm7, 784(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm7
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
 	aesenc	%xmm0, %xmm2
@@ -11639,8 +11759,26 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_decrypt_data_run_grown:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done
+.Laesgen_aesni_gcm_r2_decrypt_data_run_restart:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r2_decrypt_data_run_done:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -11973,7 +12111,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -12316,46 +12454,46 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_128
+.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128:
 	movdqu	(%rsi), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
 	pxor	%xmm5, %xmm0
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	movdqa	%xmm5, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm11
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	movdqa	%xmm0, %xmm12
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pxor	%xmm0, %xmm13
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	movdqa	%xmm0, %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm8
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pxor	%xmm8, %xmm10
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
+	pxor	672(%rdi), %xmm8
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm11
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	816(%rdi,%r8,1), %xmm9
+	pxor	672(%rdi), %xmm9
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1
 	pxor	%xmm13, %xmm12
@@ -12543,7 +12681,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
-.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_128:
+.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm5
@@ -12636,45 +12780,45 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm14
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm4
+	pxor	672(%rdi), %xmm5
 	pxor	%xmm14, %xmm12
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 752(%rdi,%rax,1)
 	movdqu	64(%rsi), %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pshufd	$78, %xmm0, %xmm13
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 768(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	movdqa	%xmm0, %xmm14
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pclmulqdq	$0, 320(%rdi), %xmm14
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
 	pclmulqdq	$17, 320(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
 	pclmulqdq	$0, 448(%rdi), %xmm13
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -12800,8 +12944,26 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_2
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_2
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_2:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done_2
+.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_2:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r2_decrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -13098,7 +13260,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -13405,44 +13567,44 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_192
+.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192:
 	movdqu	(%rsi), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	movdqa	%xmm5, %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	736(%rdi,%r8,1), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	movdqa	%xmm5, %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
 	movdqa	%xmm0, %xmm12
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	768(%rdi,%r8,1), %xmm6
 	movdqu	16(%rsi), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	784(%rdi,%r8,1), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	pxor	%xmm0, %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	800(%rdi,%r8,1), %xmm8
 	movdqa	%xmm0, %xmm14
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	movdqa	%xmm0, %xmm14
 	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
@@ -13651,7 +13813,13 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
-.Laesgen_aesni_gcm_r2_decrypt_data_fill_steady_192:
+.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -13739,44 +13907,44 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
 	movdqu	48(%rsi), %xmm0
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm2
+	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	672(%rdi), %xmm2
 	pshufd	$78, %xmm0, %xmm13
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm3
+	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	672(%rdi), %xmm3
 	movdqa	%xmm0, %xmm14
-	pxor	656(%rdi), %xmm4
+	pxor	672(%rdi), %xmm4
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 736(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm4
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
+	pxor	672(%rdi), %xmm5
+	movdqa	%xmm5, 752(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	672(%rdi), %xmm6
 	pxor	%xmm0, %xmm11
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
+	movdqa	%xmm6, 768(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm6
+	pxor	672(%rdi), %xmm7
 	pclmulqdq	$0, 432(%rdi), %xmm13
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
+	pxor	672(%rdi), %xmm7
 	movdqu	64(%rsi), %xmm13
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm8
+	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	672(%rdi), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	672(%rdi), %xmm9
+	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pxor	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm9
+	pxor	672(%rdi), %xmm9
 	movdqa	%xmm13, %xmm15
 	movdqa	48(%rdi), %xmm0
 	pclmulqdq	$0, 320(%rdi), %xmm15
@@ -13925,8 +14093,26 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	pxor	%xmm11, %xmm10
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_3
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_3
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_3:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done_3
+.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_3:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r2_decrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -14242,7 +14428,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 672(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)

@@ -201,8 +201,8 @@ int  aesgen_aesni_gcm_none_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
 int  aesgen_aesni_gcm_none_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_aesni_gcm_none_wipe(void *ctx);
 
-/* aesni-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX; ctx 5056 bytes */
-#define AESGEN_AESNI_GCM_R1_CTX_SIZE 5056
+/* aesni-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX; ctx 4800 bytes */
+#define AESGEN_AESNI_GCM_R1_CTX_SIZE 4800
 int  aesgen_aesni_gcm_r1_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_aesni_gcm_r1_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
@@ -216,8 +216,8 @@ int  aesgen_aesni_gcm_r1_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
 int  aesgen_aesni_gcm_r1_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_aesni_gcm_r1_wipe(void *ctx);
 
-/* aesni-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX; ctx 5056 bytes */
-#define AESGEN_AESNI_GCM_R2_CTX_SIZE 5056
+/* aesni-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX; ctx 4800 bytes */
+#define AESGEN_AESNI_GCM_R2_CTX_SIZE 4800
 int  aesgen_aesni_gcm_r2_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_aesni_gcm_r2_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   Context: 5376 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_r1_init   requires AESNI, PCLMULQDQ, AVX
@@ -46,7 +46,7 @@ aesgen_vaes256_gcm_r1_init:
 .Laesgen_vaes256_gcm_r1_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$84, %rcx
+	movq	$79, %rcx
 .Laesgen_vaes256_gcm_r1_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -1975,34 +1975,24 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm1, 784(%rbx)
 	movq	$-1, 888(%rbx)
 	vmovdqa	%xmm0, 848(%rbx)
-	movzbl	858(%rbx), %edx
-	shlq	$8, %rdx
-	movzbl	853(%rbx), %esi
-	orq	%rsi, %rdx
-	shlq	$8, %rdx
-	movzbl	848(%rbx), %esi
-	orq	%rsi, %rdx
-	orq	$0x1000000, %rdx
-	cmpq	896(%rbx), %rdx
+	movq	848(%rbx), %rsi
+	bswapq	%rsi
+	movq	856(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	896(%rbx), %rdi
+	jne	.Laesgen_vaes256_gcm_r1_seal_restart
+	cmpq	904(%rbx), %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_same_table
-	movq	%rdx, 896(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 960(%rbx)
-	vmovdqa	%xmm1, 976(%rbx)
-	vmovdqa	%xmm1, 992(%rbx)
-	vmovdqa	%xmm1, 1008(%rbx)
-	vmovdqa	%xmm1, 1024(%rbx)
-	vmovdqa	%xmm1, 1040(%rbx)
-	vmovdqa	%xmm1, 1056(%rbx)
-	vmovdqa	%xmm1, 1072(%rbx)
-	vmovdqa	%xmm1, 1088(%rbx)
-	vmovdqa	%xmm1, 1104(%rbx)
-	vmovdqa	%xmm1, 1120(%rbx)
-	vmovdqa	%xmm1, 1136(%rbx)
-	vmovdqa	%xmm1, 1152(%rbx)
-	vmovdqa	%xmm1, 1168(%rbx)
-	vmovdqa	%xmm1, 1184(%rbx)
-	vmovdqa	%xmm1, 1200(%rbx)
+.Laesgen_vaes256_gcm_r1_seal_restart:
+	movq	%rdi, 896(%rbx)
+	movq	%rdx, 904(%rbx)
+	movq	$0, 912(%rbx)
+	movq	$0, 920(%rbx)
+	jmp	.Laesgen_vaes256_gcm_r1_seal_same_table
 .Laesgen_vaes256_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
@@ -3385,34 +3375,24 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm1, 784(%rbx)
 	movq	$-1, 888(%rbx)
 	vmovdqa	%xmm0, 848(%rbx)
-	movzbl	858(%rbx), %eax
-	shlq	$8, %rax
-	movzbl	853(%rbx), %edx
-	orq	%rdx, %rax
-	shlq	$8, %rax
-	movzbl	848(%rbx), %edx
-	orq	%rdx, %rax
-	orq	$0x1000000, %rax
-	cmpq	896(%rbx), %rax
+	movq	848(%rbx), %rdx
+	bswapq	%rdx
+	movq	856(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	896(%rbx), %rsi
+	jne	.Laesgen_vaes256_gcm_r1_open_restart
+	cmpq	904(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r1_open_same_table
-	movq	%rax, 896(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 960(%rbx)
-	vmovdqa	%xmm1, 976(%rbx)
-	vmovdqa	%xmm1, 992(%rbx)
-	vmovdqa	%xmm1, 1008(%rbx)
-	vmovdqa	%xmm1, 1024(%rbx)
-	vmovdqa	%xmm1, 1040(%rbx)
-	vmovdqa	%xmm1, 1056(%rbx)
-	vmovdqa	%xmm1, 1072(%rbx)
-	vmovdqa	%xmm1, 1088(%rbx)
-	vmovdqa	%xmm1, 1104(%rbx)
-	vmovdqa	%xmm1, 1120(%rbx)
-	vmovdqa	%xmm1, 1136(%rbx)
-	vmovdqa	%xmm1, 1152(%rbx)
-	vmovdqa	%xmm1, 1168(%rbx)
-	vmovdqa	%xmm1, 1184(%rbx)
-	vmovdqa	%xmm1, 1200(%rbx)
+.Laesgen_vaes256_gcm_r1_open_restart:
+	movq	%rsi, 896(%rbx)
+	movq	%rax, 904(%rbx)
+	movq	$0, 912(%rbx)
+	movq	$0, 920(%rbx)
+	jmp	.Laesgen_vaes256_gcm_r1_open_same_table
 .Laesgen_vaes256_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
@@ -4269,34 +4249,24 @@ aesgen_vaes256_gcm_r1_start:
 	vmovdqa	%xmm1, 784(%rdi)
 	movq	$-1, 888(%rdi)
 	vmovdqa	%xmm0, 848(%rdi)
-	movzbl	858(%rdi), %eax
-	shlq	$8, %rax
-	movzbl	853(%rdi), %ecx
-	orq	%rcx, %rax
-	shlq	$8, %rax
-	movzbl	848(%rdi), %ecx
-	orq	%rcx, %rax
-	orq	$0x1000000, %rax
-	cmpq	896(%rdi), %rax
+	movq	848(%rdi), %rcx
+	bswapq	%rcx
+	movq	856(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	896(%rdi), %rdx
+	jne	.Laesgen_vaes256_gcm_r1_start_restart
+	cmpq	904(%rdi), %rax
 	je	.Laesgen_vaes256_gcm_r1_start_same_table
-	movq	%rax, 896(%rdi)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 960(%rdi)
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqa	%xmm1, 992(%rdi)
-	vmovdqa	%xmm1, 1008(%rdi)
-	vmovdqa	%xmm1, 1024(%rdi)
-	vmovdqa	%xmm1, 1040(%rdi)
-	vmovdqa	%xmm1, 1056(%rdi)
-	vmovdqa	%xmm1, 1072(%rdi)
-	vmovdqa	%xmm1, 1088(%rdi)
-	vmovdqa	%xmm1, 1104(%rdi)
-	vmovdqa	%xmm1, 1120(%rdi)
-	vmovdqa	%xmm1, 1136(%rdi)
-	vmovdqa	%xmm1, 1152(%rdi)
-	vmovdqa	%xmm1, 1168(%rdi)
-	vmovdqa	%xmm1, 1184(%rdi)
-	vmovdqa	%xmm1, 1200(%rdi)
+.Laesgen_vaes256_gcm_r1_start_restart:
+	movq	%rdx, 896(%rdi)
+	movq	%rax, 904(%rdi)
+	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_start_same_table
 .Laesgen_vaes256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -5020,7 +4990,7 @@ aesgen_vaes256_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5376 bytes of the context.
+# wipe(ctx): zero all 5056 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_vaes256_gcm_r1_wipe
@@ -5029,7 +4999,7 @@ aesgen_vaes256_gcm_r1_finish_open:
 aesgen_vaes256_gcm_r1_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$84, %rax
+	movq	$79, %rax
 .Laesgen_vaes256_gcm_r1_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)
@@ -5188,27 +5158,25 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	888(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_256
-	cmpq	%rax, 968(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_256
+	cmpq	$256, 920(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_256
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	960(%rdi,%r8,1), %ymm2
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	992(%rdi,%r8,1), %ymm3
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1024(%rdi,%r8,1), %ymm4
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1056(%rdi,%r8,1), %ymm5
 	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1088(%rdi,%r8,1), %ymm6
 	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1120(%rdi,%r8,1), %ymm7
 	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1152(%rdi,%r8,1), %ymm8
 	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1184(%rdi,%r8,1), %ymm9
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
@@ -5348,7 +5316,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done256
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_256:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_256:
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	920(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -5386,28 +5360,28 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 960(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 992(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -5526,9 +5500,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm7, %ymm7
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	movq	920(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown
+	movq	$0, 912(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown:
+	movq	%r9, 920(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart:
+	movq	%r8, 912(%rdi)
+	movq	$16, 920(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -5745,38 +5736,36 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	888(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_256
-	cmpq	%rax, 968(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_256
+	cmpq	$256, 920(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_256
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	960(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	992(%rdi,%r8,1), %ymm3
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpshufd	$78, %ymm6, %ymm0
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1024(%rdi,%r8,1), %ymm4
 	vpxor	%ymm6, %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1056(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1088(%rdi,%r8,1), %ymm6
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1120(%rdi,%r8,1), %ymm7
 	vmovdqu	-224(%rcx), %ymm13
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1152(%rdi,%r8,1), %ymm8
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpshufd	$78, %ymm13, %ymm14
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1184(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
@@ -6003,7 +5992,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top256
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_256:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	920(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -6061,40 +6056,40 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 960(%rdi,%rax,1)
 	vpshufd	$78, %ymm13, %ymm0
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpxor	%ymm13, %ymm0, %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 992(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
 	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 576(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
 	vmovdqu	-160(%rcx), %ymm13
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
 	vpshufd	$78, %ymm13, %ymm14
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vbroadcasti128	32(%rdi), %ymm0
@@ -6279,9 +6274,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	movq	920(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_2
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_2
+	movq	$0, 912(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_2:
+	movq	%r9, 920(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_2
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_2:
+	movq	%r8, 912(%rdi)
+	movq	$16, 920(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -6999,27 +7011,25 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	888(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_128
-	cmpq	%rax, 968(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_128
+	cmpq	$256, 920(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_128
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	960(%rdi,%r8,1), %ymm2
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	992(%rdi,%r8,1), %ymm3
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1024(%rdi,%r8,1), %ymm4
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1056(%rdi,%r8,1), %ymm5
 	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1088(%rdi,%r8,1), %ymm6
 	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1120(%rdi,%r8,1), %ymm7
 	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1152(%rdi,%r8,1), %ymm8
 	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1184(%rdi,%r8,1), %ymm9
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
@@ -7123,7 +7133,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done128
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_128:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_128:
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	920(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -7161,28 +7177,28 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 960(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 992(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -7265,9 +7281,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm7, %ymm7
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	movq	920(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_3
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_3
+	movq	$0, 912(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_3:
+	movq	%r9, 920(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_3
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_3:
+	movq	%r8, 912(%rdi)
+	movq	$16, 920(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -7448,42 +7481,40 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	888(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_128
-	cmpq	%rax, 968(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_128
+	cmpq	$256, 920(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_128
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	960(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	992(%rdi,%r8,1), %ymm3
 	vpshufd	$78, %ymm5, %ymm0
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1024(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1056(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vmovdqu	-224(%rcx), %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1088(%rdi,%r8,1), %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpshufd	$78, %ymm0, %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1120(%rdi,%r8,1), %ymm7
 	vpxor	%ymm0, %ymm13, %ymm13
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm9
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1152(%rdi,%r8,1), %ymm8
 	vpxor	%ymm9, %ymm10, %ymm10
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1184(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm0
@@ -7670,7 +7701,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top128
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_128:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	920(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -7733,43 +7770,43 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 960(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 992(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vmovdqu	-160(%rcx), %ymm0
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpshufd	$78, %ymm0, %ymm13
 	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm13, %ymm13
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vmovdqu	-128(%rcx), %ymm13
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
 	vpshufd	$78, %ymm13, %ymm14
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
@@ -7910,9 +7947,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	movq	920(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_4
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_4
+	movq	$0, 912(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_4:
+	movq	%r9, 920(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_4
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_4:
+	movq	%r8, 912(%rdi)
+	movq	$16, 920(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -8558,27 +8612,25 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	888(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_192
-	cmpq	%rax, 968(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_192
+	cmpq	$256, 920(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_192
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	960(%rdi,%r8,1), %ymm2
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	992(%rdi,%r8,1), %ymm3
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1024(%rdi,%r8,1), %ymm4
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1056(%rdi,%r8,1), %ymm5
 	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1088(%rdi,%r8,1), %ymm6
 	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1120(%rdi,%r8,1), %ymm7
 	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1152(%rdi,%r8,1), %ymm8
 	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1184(%rdi,%r8,1), %ymm9
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
@@ -8700,7 +8752,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done192
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_first_192:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_192:
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	920(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -8738,28 +8796,28 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 960(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 992(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -8860,9 +8918,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm7, %ymm7
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	movq	920(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_5
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_5
+	movq	$0, 912(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_5:
+	movq	%r9, 920(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_5
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_5:
+	movq	%r8, 912(%rdi)
+	movq	$16, 920(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -9061,40 +9136,38 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	888(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_192
-	cmpq	%rax, 968(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_192
+	cmpq	$256, 920(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_192
+.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	960(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	992(%rdi,%r8,1), %ymm3
 	vpshufd	$78, %ymm6, %ymm0
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1024(%rdi,%r8,1), %ymm4
 	vpxor	%ymm6, %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1056(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1088(%rdi,%r8,1), %ymm6
 	vmovdqu	-224(%rcx), %ymm0
 	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1120(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpshufd	$78, %ymm0, %ymm13
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1152(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm13, %ymm13
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm14
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1184(%rdi,%r8,1), %ymm9
 	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
@@ -9301,7 +9374,13 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top192
-.Laesgen_vaes256_gcm_r1_encrypt_data_fill_steady_192:
+.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	920(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -9361,41 +9440,41 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 960(%rdi,%rax,1)
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm0
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 992(%rdi,%rax,1)
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vmovdqu	-160(%rcx), %ymm0
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpshufd	$78, %ymm0, %ymm13
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
 	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
 	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
@@ -9559,9 +9638,26 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	movq	920(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_6
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_6
+	movq	$0, 912(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_6:
+	movq	%r9, 920(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_6
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_6:
+	movq	%r8, 912(%rdi)
+	movq	$16, 920(%rdi)
+.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -10412,38 +10508,36 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	888(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_256
-	cmpq	%rax, 968(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_256
+	cmpq	$256, 920(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_256
+.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	960(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	992(%rdi,%r8,1), %ymm3
 	vpxor	%ymm0, %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpshufd	$78, %ymm6, %ymm0
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1024(%rdi,%r8,1), %ymm4
 	vpxor	%ymm6, %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1056(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1088(%rdi,%r8,1), %ymm6
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1120(%rdi,%r8,1), %ymm7
 	vmovdqu	32(%rsi), %ymm13
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1152(%rdi,%r8,1), %ymm8
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpshufd	$78, %ymm13, %ymm14
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1184(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
@@ -10670,7 +10764,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top256
-.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_256:
+.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	920(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -10728,40 +10828,40 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 960(%rdi,%rax,1)
 	vpshufd	$78, %ymm13, %ymm0
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpxor	%ymm13, %ymm0, %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 992(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
 	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm11, %ymm11
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 576(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
 	vmovdqu	96(%rsi), %ymm13
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
 	vpshufd	$78, %ymm13, %ymm14
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
 	vbroadcasti128	32(%rdi), %ymm0
@@ -10946,9 +11046,26 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	movq	920(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown
+	movq	$0, 912(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown:
+	movq	%r9, 920(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart:
+	movq	%r8, 912(%rdi)
+	movq	$16, 920(%rdi)
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -11568,42 +11685,40 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	888(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_128
-	cmpq	%rax, 968(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_128
+	cmpq	$256, 920(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_128
+.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	960(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	992(%rdi,%r8,1), %ymm3
 	vpshufd	$78, %ymm5, %ymm0
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1024(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1056(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vmovdqu	32(%rsi), %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1088(%rdi,%r8,1), %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpshufd	$78, %ymm0, %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1120(%rdi,%r8,1), %ymm7
 	vpxor	%ymm0, %ymm13, %ymm13
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm9
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1152(%rdi,%r8,1), %ymm8
 	vpxor	%ymm9, %ymm10, %ymm10
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1184(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm0
@@ -11790,7 +11905,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top128
-.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_128:
+.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	920(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -11853,43 +11974,43 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 960(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 992(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vmovdqu	96(%rsi), %ymm0
 	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpshufd	$78, %ymm0, %ymm13
 	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm13, %ymm13
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vmovdqu	128(%rsi), %ymm13
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
 	vpshufd	$78, %ymm13, %ymm14
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
@@ -12030,9 +12151,26 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	movq	920(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_2
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_2
+	movq	$0, 912(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_2:
+	movq	%r9, 920(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_2
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_2:
+	movq	%r8, 912(%rdi)
+	movq	$16, 920(%rdi)
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -12580,40 +12718,38 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	888(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_192
-	cmpq	%rax, 968(%rdi,%r8,1)
-	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_192
+	cmpq	$256, 920(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_192
+.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	960(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	992(%rdi,%r8,1), %ymm3
 	vpshufd	$78, %ymm6, %ymm0
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1024(%rdi,%r8,1), %ymm4
 	vpxor	%ymm6, %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1056(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1088(%rdi,%r8,1), %ymm6
 	vmovdqu	32(%rsi), %ymm0
 	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1120(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpshufd	$78, %ymm0, %ymm13
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1152(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm13, %ymm13
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm14
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1184(%rdi,%r8,1), %ymm9
 	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
@@ -12820,7 +12956,13 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top192
-.Laesgen_vaes256_gcm_r1_decrypt_data_fill_steady_192:
+.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	addq	$16, %rax
+	cmpq	920(%rdi), %rax
+	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -12880,41 +13022,41 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 960(%rdi,%rax,1)
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm0
 	vpxor	928(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm10, %ymm10
 	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 992(%rdi,%rax,1)
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
 	vpxor	928(%rdi), %ymm3, %ymm3
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
 	vpxor	928(%rdi), %ymm4, %ymm4
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm5, %ymm5
 	vmovdqu	96(%rsi), %ymm0
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm6, %ymm6
 	vpshufd	$78, %ymm0, %ymm13
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
 	vpxor	928(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
 	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
 	vpxor	%ymm14, %ymm10, %ymm10
 	vpxor	928(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
 	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpxor	928(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
@@ -13078,9 +13220,26 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	912(%rdi), %rax
+	andq	$255, %rax
+	movq	920(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_3
+	addq	$16, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_3
+	movq	$0, 912(%rdi)
+	movq	$256, %r9
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_3:
+	movq	%r9, 920(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_3
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_3:
+	movq	%r8, 912(%rdi)
+	movq	$16, 920(%rdi)
+.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4800 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_r1_init   requires AESNI, PCLMULQDQ, AVX
@@ -46,7 +46,7 @@ aesgen_aesni_gcm_r1_init:
 .Laesgen_aesni_gcm_r1_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$79, %rcx
+	movq	$75, %rcx
 .Laesgen_aesni_gcm_r1_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -1817,34 +1817,24 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 632(%rbx)
 	vmovdqa	%xmm0, 592(%rbx)
-	movzbl	602(%rbx), %edx
-	shlq	$8, %rdx
-	movzbl	597(%rbx), %esi
-	orq	%rsi, %rdx
-	shlq	$8, %rdx
-	movzbl	592(%rbx), %esi
-	orq	%rsi, %rdx
-	orq	$0x1000000, %rdx
-	cmpq	640(%rbx), %rdx
+	movq	592(%rbx), %rsi
+	bswapq	%rsi
+	movq	600(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	640(%rbx), %rdi
+	jne	.Laesgen_aesni_gcm_r1_seal_restart
+	cmpq	648(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_same_table
-	movq	%rdx, 640(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 672(%rbx)
-	vmovdqa	%xmm1, 688(%rbx)
-	vmovdqa	%xmm1, 704(%rbx)
-	vmovdqa	%xmm1, 720(%rbx)
-	vmovdqa	%xmm1, 736(%rbx)
-	vmovdqa	%xmm1, 752(%rbx)
-	vmovdqa	%xmm1, 768(%rbx)
-	vmovdqa	%xmm1, 784(%rbx)
-	vmovdqa	%xmm1, 800(%rbx)
-	vmovdqa	%xmm1, 816(%rbx)
-	vmovdqa	%xmm1, 832(%rbx)
-	vmovdqa	%xmm1, 848(%rbx)
-	vmovdqa	%xmm1, 864(%rbx)
-	vmovdqa	%xmm1, 880(%rbx)
-	vmovdqa	%xmm1, 896(%rbx)
-	vmovdqa	%xmm1, 912(%rbx)
+.Laesgen_aesni_gcm_r1_seal_restart:
+	movq	%rdi, 640(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	$0, 656(%rbx)
+	movq	$0, 664(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
@@ -3227,34 +3217,24 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 632(%rbx)
 	vmovdqa	%xmm0, 592(%rbx)
-	movzbl	602(%rbx), %eax
-	shlq	$8, %rax
-	movzbl	597(%rbx), %edx
-	orq	%rdx, %rax
-	shlq	$8, %rax
-	movzbl	592(%rbx), %edx
-	orq	%rdx, %rax
-	orq	$0x1000000, %rax
-	cmpq	640(%rbx), %rax
+	movq	592(%rbx), %rdx
+	bswapq	%rdx
+	movq	600(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	640(%rbx), %rsi
+	jne	.Laesgen_aesni_gcm_r1_open_restart
+	cmpq	648(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_open_same_table
-	movq	%rax, 640(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 672(%rbx)
-	vmovdqa	%xmm1, 688(%rbx)
-	vmovdqa	%xmm1, 704(%rbx)
-	vmovdqa	%xmm1, 720(%rbx)
-	vmovdqa	%xmm1, 736(%rbx)
-	vmovdqa	%xmm1, 752(%rbx)
-	vmovdqa	%xmm1, 768(%rbx)
-	vmovdqa	%xmm1, 784(%rbx)
-	vmovdqa	%xmm1, 800(%rbx)
-	vmovdqa	%xmm1, 816(%rbx)
-	vmovdqa	%xmm1, 832(%rbx)
-	vmovdqa	%xmm1, 848(%rbx)
-	vmovdqa	%xmm1, 864(%rbx)
-	vmovdqa	%xmm1, 880(%rbx)
-	vmovdqa	%xmm1, 896(%rbx)
-	vmovdqa	%xmm1, 912(%rbx)
+.Laesgen_aesni_gcm_r1_open_restart:
+	movq	%rsi, 640(%rbx)
+	movq	%rax, 648(%rbx)
+	movq	$0, 656(%rbx)
+	movq	$0, 664(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
@@ -4111,34 +4091,24 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqa	%xmm1, 528(%rdi)
 	movq	$-1, 632(%rdi)
 	vmovdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
-	shlq	$8, %rax
-	movzbl	597(%rdi), %ecx
-	orq	%rcx, %rax
-	shlq	$8, %rax
-	movzbl	592(%rdi), %ecx
-	orq	%rcx, %rax
-	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	movq	592(%rdi), %rcx
+	bswapq	%rcx
+	movq	600(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	640(%rdi), %rdx
+	jne	.Laesgen_aesni_gcm_r1_start_restart
+	cmpq	648(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_start_same_table
-	movq	%rax, 640(%rdi)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 672(%rdi)
-	vmovdqa	%xmm1, 688(%rdi)
-	vmovdqa	%xmm1, 704(%rdi)
-	vmovdqa	%xmm1, 720(%rdi)
-	vmovdqa	%xmm1, 736(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vmovdqa	%xmm1, 768(%rdi)
-	vmovdqa	%xmm1, 784(%rdi)
-	vmovdqa	%xmm1, 800(%rdi)
-	vmovdqa	%xmm1, 816(%rdi)
-	vmovdqa	%xmm1, 832(%rdi)
-	vmovdqa	%xmm1, 848(%rdi)
-	vmovdqa	%xmm1, 864(%rdi)
-	vmovdqa	%xmm1, 880(%rdi)
-	vmovdqa	%xmm1, 896(%rdi)
-	vmovdqa	%xmm1, 912(%rdi)
+.Laesgen_aesni_gcm_r1_start_restart:
+	movq	%rdx, 640(%rdi)
+	movq	%rax, 648(%rdi)
+	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -4862,7 +4832,7 @@ aesgen_aesni_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5056 bytes of the context.
+# wipe(ctx): zero all 4800 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_r1_wipe
@@ -4871,7 +4841,7 @@ aesgen_aesni_gcm_r1_finish_open:
 aesgen_aesni_gcm_r1_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$79, %rax
+	movq	$75, %rax
 .Laesgen_aesni_gcm_r1_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)
@@ -5030,26 +5000,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_256
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	704(%rdi,%r8,1), %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vmovdqa	720(%rdi,%r8,1), %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vmovdqa	736(%rdi,%r8,1), %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vmovdqa	752(%rdi,%r8,1), %xmm5
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	768(%rdi,%r8,1), %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vmovdqa	784(%rdi,%r8,1), %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vmovdqa	800(%rdi,%r8,1), %xmm8
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	816(%rdi,%r8,1), %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -5188,7 +5158,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done256
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_256:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_first_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -5225,30 +5201,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 736(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 752(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 768(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 784(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 800(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 816(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5366,8 +5342,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm7, %xmm7
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -5567,7 +5561,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -5583,37 +5577,37 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_256
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm7
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpshufd	$78, %xmm7, %xmm0
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	736(%rdi,%r8,1), %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpxor	%xmm7, %xmm0, %xmm0
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	784(%rdi,%r8,1), %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vmovdqu	-112(%rcx), %xmm13
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
@@ -5833,7 +5827,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_256:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -5888,42 +5888,42 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vmovdqu	-96(%rcx), %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi,%rax,1)
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm13, %xmm13
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 736(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm14
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 768(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 416(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 784(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vmovdqu	-80(%rcx), %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 816(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -6103,8 +6103,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_2
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_2
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_2:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_2
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_2:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -6396,7 +6414,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -6807,26 +6825,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_128
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	704(%rdi,%r8,1), %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vmovdqa	720(%rdi,%r8,1), %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vmovdqa	736(%rdi,%r8,1), %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vmovdqa	752(%rdi,%r8,1), %xmm5
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	768(%rdi,%r8,1), %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vmovdqa	784(%rdi,%r8,1), %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vmovdqa	800(%rdi,%r8,1), %xmm8
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	816(%rdi,%r8,1), %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -6929,7 +6947,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done128
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_128:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_first_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -6966,30 +6990,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 736(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 752(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 768(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 784(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 800(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 816(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -7071,8 +7095,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm7, %xmm7
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_3
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_3
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_3:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_3
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_3:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -7236,7 +7278,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7252,41 +7294,41 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_128
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm5
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpshufd	$78, %xmm5, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpxor	%xmm5, %xmm0, %xmm0
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm5, %xmm5
 	vmovdqu	-112(%rcx), %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpshufd	$78, %xmm0, %xmm13
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	784(%rdi,%r8,1), %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm13, %xmm13
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm9
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm8, %xmm8
 	vpxor	%xmm9, %xmm10, %xmm10
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm13
@@ -7466,7 +7508,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_128:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
@@ -7526,45 +7574,45 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm0
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 736(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vmovdqu	-80(%rcx), %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 752(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm5, %xmm5
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 768(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 784(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 432(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vmovdqu	-64(%rcx), %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -7700,8 +7748,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_4
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_4
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_4:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_4
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_4:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -7957,7 +8023,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -8332,26 +8398,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_192
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	704(%rdi,%r8,1), %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vmovdqa	720(%rdi,%r8,1), %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vmovdqa	736(%rdi,%r8,1), %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vmovdqa	752(%rdi,%r8,1), %xmm5
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	768(%rdi,%r8,1), %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vmovdqa	784(%rdi,%r8,1), %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vmovdqa	800(%rdi,%r8,1), %xmm8
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	816(%rdi,%r8,1), %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -8472,7 +8538,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done192
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_first_192:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_first_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -8509,30 +8581,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 736(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 752(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 768(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 784(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 800(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 816(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -8632,8 +8704,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm7, %xmm7
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_5
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_5
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_5:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_5
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_5:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -8815,7 +8905,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -8831,39 +8921,39 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_192
+.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	720(%rdi,%r8,1), %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpshufd	$78, %xmm6, %xmm0
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpxor	%xmm6, %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vmovdqu	-112(%rcx), %xmm13
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	784(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm14, %xmm14
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
@@ -9063,7 +9153,13 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
-.Laesgen_aesni_gcm_r1_encrypt_data_fill_steady_192:
+.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -9120,44 +9216,44 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpshufd	$78, %xmm13, %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpxor	%xmm13, %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 736(%rdi,%rax,1)
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpclmulqdq	$0, 416(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 768(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vmovdqu	-80(%rcx), %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 784(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -9315,8 +9411,26 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_6
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_6
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_6:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_6
+.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_6:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -9590,7 +9704,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -10139,37 +10253,37 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_256
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_256
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_256
+.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm7
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpxor	672(%rdi), %xmm2, %xmm2
+	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpshufd	$78, %xmm7, %xmm0
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	736(%rdi,%r8,1), %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpxor	%xmm7, %xmm0, %xmm0
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	784(%rdi,%r8,1), %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vmovdqu	16(%rsi), %xmm13
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
@@ -10389,7 +10503,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
-.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_256:
+.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_256:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -10444,42 +10564,42 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vmovdqu	32(%rsi), %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi,%rax,1)
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm13, %xmm13
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 736(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm14
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 768(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 416(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 784(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vmovdqu	48(%rsi), %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 816(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -10659,8 +10779,26 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_decrypt_data_run_grown:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done
+.Laesgen_aesni_gcm_r1_decrypt_data_run_restart:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -10952,7 +11090,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -11271,41 +11409,41 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_128
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_128
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_128
+.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm5
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpshufd	$78, %xmm5, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpxor	%xmm5, %xmm0, %xmm0
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm5, %xmm5
 	vmovdqu	16(%rsi), %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpshufd	$78, %xmm0, %xmm13
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	784(%rdi,%r8,1), %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm13, %xmm13
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm9
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm8, %xmm8
 	vpxor	%xmm9, %xmm10, %xmm10
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm13
@@ -11485,7 +11623,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
-.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_128:
+.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_128:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
@@ -11545,45 +11689,45 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm0
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 736(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vmovdqu	48(%rsi), %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 752(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm5, %xmm5
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 768(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 784(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 432(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vmovdqu	64(%rsi), %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -11719,8 +11863,26 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_2
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_2
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_2:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done_2
+.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_2:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -11976,7 +12138,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -12259,39 +12421,39 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shrq	$8, %rax
 	cmpq	632(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_192
-	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
-	jne	.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_192
+	cmpq	$256, 664(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_192
+.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	720(%rdi,%r8,1), %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpshufd	$78, %xmm6, %xmm0
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpxor	%xmm6, %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vmovdqu	16(%rsi), %xmm13
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	784(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpxor	672(%rdi), %xmm7, %xmm7
+	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm14, %xmm14
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
@@ -12491,7 +12653,13 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
-.Laesgen_aesni_gcm_r1_decrypt_data_fill_steady_192:
+.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_192:
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	addq	$8, %rax
+	cmpq	664(%rdi), %rax
+	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -12548,44 +12716,44 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpshufd	$78, %xmm13, %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 704(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm2, %xmm2
 	vpxor	%xmm13, %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm3, %xmm3
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 736(%rdi,%rax,1)
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	672(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpclmulqdq	$0, 416(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 768(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm6, %xmm6
 	vmovdqu	48(%rsi), %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 784(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm7, %xmm7
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	672(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -12743,8 +12911,26 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm11, %xmm10, %xmm10
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
-	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%r8, %rax
+	subq	656(%rdi), %rax
+	andq	$255, %rax
+	movq	664(%rdi), %r9
+	cmpq	%r9, %rax
+	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_3
+	addq	$8, %rax
+	cmpq	%r9, %rax
+	cmovaq	%rax, %r9
+	cmpq	$256, %r9
+	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_3
+	movq	$0, 656(%rdi)
+	movq	$256, %r9
+.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_3:
+	movq	%r9, 664(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done_3
+.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_3:
+	movq	%r8, 656(%rdi)
+	movq	$8, 664(%rdi)
+.Laesgen_aesni_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -13018,7 +13204,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)

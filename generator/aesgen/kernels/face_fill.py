@@ -10,9 +10,13 @@ its first message and starts from it with its second, whatever their lengths; a 
 (a counter whose bytes 0, 5, 10 differ, seen when a window is entered) empties the run.
 
 Every value here is public (in15 and the run come from the counter), so the branches are
-too. The AArch64 kernels keep the same run (kernels/a64/face_fill.py).
+too. The CTR contexts (kernels/ctx_layout.py) and the GCM ones (modes/gcm) keep the run in
+four u64 fields, named by RunFields; the AArch64 kernels keep the same run
+(kernels/a64/face_fill.py).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Label, Mem, Reg
@@ -20,43 +24,58 @@ from . import ctx_layout as L
 from .ctr_stream import counter_tag
 
 
+@dataclass(frozen=True)
+class RunFields:
+    """Context offsets of the run and of the tag it is valid for (u64 each)."""
+    tag_lo: int         # counter byte 10, masked (ctr_stream.counter_tag)
+    tag_hi: int         # counter bytes 0 and 5, masked
+    start: int          # in15 of the first filled entry
+    count: int          # filled entries from start on; 256 = complete
+
+
+CTR_RUN = RunFields(L.TAG_LO, L.TAG_HI, L.FILL_START, L.FILL_COUNT)
+
+
 def _field(ctx: Reg, offset: int) -> Mem:
     return Mem(64, base=ctx, disp=offset)
 
 
-def jump_unless_complete(b: KernelBuilder, ctx: Reg, fill: Label) -> None:
+def jump_unless_complete(b: KernelBuilder, ctx: Reg, fill: Label,
+                         run: RunFields = CTR_RUN) -> None:
     """The steady state's check: jump to ``fill`` unless the table is complete. There,
     ``back_if_filled`` sends a batch whose entries are all in the run back to its fast path."""
-    b.asm.cmp(_field(ctx, L.FILL_COUNT), Imm(256))
+    b.asm.cmp(_field(ctx, run.count), Imm(256))
     b.asm.jne(fill)
 
 
-def _offset_in_run(b: KernelBuilder, ctx: Reg, idx: Reg) -> Reg:
-    """(idx - FILL_START) mod 256: where in15 = idx stands counted from the run's start."""
+def _offset_in_run(b: KernelBuilder, ctx: Reg, idx: Reg, run: RunFields) -> Reg:
+    """(idx - start) mod 256: where in15 = idx stands counted from the run's start."""
     off = b.gp()
     b.asm.mov(off, idx)
-    b.asm.sub(off, _field(ctx, L.FILL_START))
+    b.asm.sub(off, _field(ctx, run.start))
     b.emit("and", off, Imm(255))
     return off
 
 
-def back_if_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int, fast: Label) -> None:
+def back_if_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int, fast: Label,
+                   run: RunFields = CTR_RUN) -> None:
     """Jump to ``fast`` when the entries of in15 = idx .. idx + blocks - 1 all lie in the
-    run: (idx - FILL_START) mod 256 + blocks <= FILL_COUNT; else fall through to the fill."""
+    run: (idx - start) mod 256 + blocks <= count; else fall through to the fill."""
     a = b.asm
-    off = _offset_in_run(b, ctx, idx)
+    off = _offset_in_run(b, ctx, idx, run)
     a.add(off, Imm(blocks))
-    a.cmp(off, _field(ctx, L.FILL_COUNT))
+    a.cmp(off, _field(ctx, run.count))
     a.jbe(fast)
 
 
-def record_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int) -> None:
+def record_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int,
+                  run: RunFields = CTR_RUN) -> None:
     """After a batch stored the entries of in15 = idx .. idx + blocks - 1: grow the run
     when the batch starts inside it or at its end, else restart it at the batch."""
     a = b.asm
     restart, grown, done = b.label("run_restart"), b.label("run_grown"), b.label("run_done")
-    off, count = _offset_in_run(b, ctx, idx), b.gp()
-    a.mov(count, _field(ctx, L.FILL_COUNT))
+    off, count = _offset_in_run(b, ctx, idx, run), b.gp()
+    a.mov(count, _field(ctx, run.count))
     a.cmp(off, count)
     a.ja(restart)
     a.add(off, Imm(blocks))
@@ -64,32 +83,34 @@ def record_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int) -> None:
     a.cmova(count, off)                           # the run now ends at the batch's end
     a.cmp(count, Imm(256))
     a.jb(grown)
-    a.mov(_field(ctx, L.FILL_START), Imm(0))      # complete: every in15 from 0
+    a.mov(_field(ctx, run.start), Imm(0))         # complete: every in15 from 0
     a.mov(count, Imm(256))
     b.bind(grown)
-    a.mov(_field(ctx, L.FILL_COUNT), count)
+    a.mov(_field(ctx, run.count), count)
     a.jmp(done)
     b.bind(restart)
-    a.mov(_field(ctx, L.FILL_START), idx)
-    a.mov(_field(ctx, L.FILL_COUNT), Imm(blocks))
+    a.mov(_field(ctx, run.start), idx)
+    a.mov(_field(ctx, run.count), Imm(blocks))
     b.bind(done)
 
 
-def keep_or_empty_table(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok: Label) -> None:
-    """At a new window (counter hi:lo): keep the run (jump to window_ok) when counter
-    bytes 0, 5, 10 match the table's tag; otherwise take the new tag with an empty run and
-    jump to window_ok. Shared by the vector skeleton and the table kernel."""
+def keep_or_empty_table(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok: Label,
+                        run: RunFields = CTR_RUN) -> None:
+    """At a new window or message (counter hi:lo, big-endian halves as numbers): keep the
+    run (jump to window_ok) when counter bytes 0, 5, 10 match the table's tag; otherwise
+    take the new tag with an empty run and jump to window_ok. Shared by the CTR vector
+    skeleton, the table kernel and GCM's start."""
     a = b.asm
     restart = b.label("restart")
     tag_lo, tag_hi = b.gp(), b.gp()
     counter_tag(b, lo, hi, tag_lo, tag_hi)
-    a.cmp(tag_lo, _field(ctx, L.TAG_LO))
+    a.cmp(tag_lo, _field(ctx, run.tag_lo))
     a.jne(restart)
-    a.cmp(tag_hi, _field(ctx, L.TAG_HI))
+    a.cmp(tag_hi, _field(ctx, run.tag_hi))
     a.je(window_ok)
     b.bind(restart)
-    a.mov(_field(ctx, L.TAG_LO), tag_lo)
-    a.mov(_field(ctx, L.TAG_HI), tag_hi)
-    a.mov(_field(ctx, L.FILL_START), Imm(0))
-    a.mov(_field(ctx, L.FILL_COUNT), Imm(0))
+    a.mov(_field(ctx, run.tag_lo), tag_lo)
+    a.mov(_field(ctx, run.tag_hi), tag_hi)
+    a.mov(_field(ctx, run.start), Imm(0))
+    a.mov(_field(ctx, run.count), Imm(0))
     a.jmp(window_ok)

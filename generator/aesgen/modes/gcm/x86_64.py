@@ -31,6 +31,8 @@ from ...isa.table import load_table
 from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
+from ...kernels.face_fill import (RunFields, back_if_filled, jump_unless_complete,
+                                  keep_or_empty_table, record_filled)
 from ...kernels.fields import Field, FieldLayout
 from ...kernels.key_schedule import accept_key_length, expand_by_size
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
@@ -51,8 +53,6 @@ ENTRIES = ("init", "seal", "open", "start", "aad", "encrypt", "decrypt", "finish
 DATA_PATH = {False: "encrypt_data", True: "decrypt_data"}
 PHASES = ("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail")
 NO_WINDOW = -1                  # FACE_WINDOW when no window is cached (counter >> 8 < 2^24)
-TAG_VALID = 1 << 24             # FACE_TAG bit: a tag was set (init's zeros match none)
-ALL_VALID = 0x0101010101010101  # 8 filled entries
 
 
 def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
@@ -62,12 +62,15 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
     face_fields = [] if face == "none" else [
         Field("face", "FACE_WINDOW", 8, 8, "counter >> 8 of the window FACE_CACHE holds; "
               "NO_WINDOW when none"),
-        Field("face", "FACE_TAG", 8, 8, "counter bytes 0, 5, 10 (and bit 24) the table is for"),
+        Field("face", "FACE_TAG_LO", 8, 8, "counter byte 10 the table is for "
+              "(kernels/ctr_stream.counter_tag)"),
+        Field("face", "FACE_TAG_HI", 8, 8, "counter bytes 0 and 5 the table is for"),
+        Field("face", "FILL_START", 8, 8, "in15 of the first filled table entry "
+              "(kernels/face_fill.py)"),
+        Field("face", "FILL_COUNT", 8, 8, "filled entries from FILL_START on; 256 = complete"),
         Field("face", "FACE_CACHE", 16 * lanes, 16 * lanes,
               f"state after round {FACE_ROUNDS[face]} of the window's in15 = 0 block, "
               "once a lane"),
-        Field("face", "FACE_VALID", 256 + 8, 8, "1 where the table entry of that in15 is "
-              "filled (8 bytes of slack: a batch reads 8 at a time)"),
         Field("face", "FACE_TABLE", 256 * 16, 64, f"T[v] = state after round "
               f"{FACE_ROUNDS[face]} of the block with in15 = v, XOR FACE_CACHE"),
     ]
@@ -110,6 +113,9 @@ class GcmKernel:
         self.face_rounds = FACE_ROUNDS[spec.face]
         self.karatsuba = spec.hash_multiply == "karatsuba"
         self.layout = gcm_layout(self.powers, spec.face, self.lanes, self.karatsuba)
+        lay = self.layout
+        self.run = RunFields(lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START,
+                             lay.FILL_COUNT) if self.face_rounds else None
 
     def body(self, entry: str, doc: str) -> "Body":
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
@@ -399,38 +405,30 @@ class Body:
 
     # --- FACE on the GCM counter ---------------------------------------------------------
     def face_new_message(self, j0: Reg) -> None:
-        """A new nonce: no window is cached; the table stays when counter bytes 0, 5 and
-        10 (nonce bytes, fixed for the whole message) are those it was filled under,
-        else every entry is marked empty."""
+        """A new nonce: no window is cached; the run of filled table entries stays when
+        counter bytes 0, 5 and 10 (nonce bytes, fixed for the whole message) are those it
+        was filled under, else it is emptied (kernels/face_fill.py)."""
         a, b, v = self.a, self.b, self.v
         a.mov(self.f("FACE_WINDOW", width=64), Imm(NO_WINDOW))
         v.store(self.f("SCRATCH"), j0)
-        tag, t = b.gp(), b.gp()
-        a.movzx(tag.w32, self.f("SCRATCH", 10, width=8))
-        a.shl(tag, Imm(8))
-        a.movzx(t.w32, self.f("SCRATCH", 5, width=8))
-        b.emit("or", tag, t)
-        a.shl(tag, Imm(8))
-        a.movzx(t.w32, self.f("SCRATCH", 0, width=8))
-        b.emit("or", tag, t)
-        b.emit("or", tag, Imm(TAG_VALID))
+        lo, hi = b.gp(), b.gp()
+        a.mov(hi, self.f("SCRATCH", width=64))
+        a.bswap(hi)
+        a.mov(lo, self.f("SCRATCH", 8, width=64))
+        a.bswap(lo)
         same = b.label("same_table")
-        a.cmp(tag, self.f("FACE_TAG", width=64))
-        a.je(same)
-        a.mov(self.f("FACE_TAG", width=64), tag)
-        z = self.zero_vec()
-        for off in range(0, 256, 16):
-            v.store(self.f("FACE_VALID", off), z)
+        keep_or_empty_table(b, self.ctx, lo, hi, same, self.k.run)
         b.bind(same)
 
     def _face_dispatch(self, c: Reg, labels: dict[str, Label]) -> Reg:
         """Branch on the public counter to the batch kind: "full" when the batch would
         leave the window (in15 wraps inside it), "refresh" when the cache holds another
-        window, "fast" when every entry it needs is filled, else "fill". Returns the
-        register holding in15 of the batch's first block."""
+        window, "check" unless the table is complete (there, kernels/face_fill.py sends a
+        batch whose entries are all filled back to "fast"), else fall through to "fast".
+        Returns the register holding in15 of the batch's first block."""
         a, b, v = self.a, self.b, self.v
         blocks = BATCH * self.k.lanes
-        ctr, idx, ones = b.gp(), b.gp(), b.gp()
+        ctr, idx = b.gp(), b.gp()
         with b.phase("face"):
             v.store_u32(ctr.w32, c)                    # counter bytes 12..15, as a number
             a.movzx(idx.w32, ctr.w8)                   # in15
@@ -439,11 +437,7 @@ class Body:
             a.shr(ctr, Imm(8))
             a.cmp(ctr, self.f("FACE_WINDOW", width=64))
             a.jne(labels["refresh"])
-            a.movabs(ones, Imm(ALL_VALID))
-            for off in range(0, blocks, 8):
-                a.cmp(Mem(64, base=self.ctx, index=idx, disp=self.k.layout.FACE_VALID + off),
-                      ones)
-                a.jne(labels["fill"])
+            jump_unless_complete(b, self.ctx, labels["check"], self.k.run)
         return idx
 
     def _face_refresh(self, c: Reg, bits: int) -> None:
@@ -511,13 +505,9 @@ class Body:
         return blocks
 
     def _face_mark(self, in15: Reg) -> None:
-        """Mark the entries a fill batch stored (from in15 on) as filled."""
-        a, b = self.a, self.b
-        with b.phase("face"):
-            ones, i = b.gp(), in15
-            a.movabs(ones, Imm(ALL_VALID))
-            for off in range(0, BATCH * self.k.lanes, 8):
-                a.mov(Mem(64, base=self.ctx, index=i, disp=self.k.layout.FACE_VALID + off), ones)
+        """Record the entries a fill batch stored (from in15 on) in the run."""
+        with self.b.phase("face"):
+            record_filled(self.b, self.ctx, in15, BATCH * self.k.lanes, self.k.run)
 
     def _batch_loop(self, bits: int, x: Reg, wide: Reg, inp: Reg, length: Reg, out: Reg,
                     decrypt: bool, hashed: bool, top: Label, exit_: Label, region: str,
@@ -556,13 +546,18 @@ class Body:
                 body("full", None)
                 return
             labels = {kind: b.label(f"{kind}_{region}".replace("-", "_"))
-                      for kind in ("full", "refresh", "fill")}
+                      for kind in ("full", "refresh", "check", "fast")}
             idx = self._face_dispatch(wide.view(128), labels)
+            b.bind(labels["fast"])
             body("fast", idx)
-        for kind in ("fill", "full"):
-            with b.region(f"{kind}-{region}"):
-                b.bind(labels[kind])
-                body(kind, idx if kind == "fill" else None)
+        with b.region(f"fill-{region}"):
+            b.bind(labels["check"])
+            with b.phase("face"):
+                back_if_filled(b, self.ctx, idx, BATCH * lanes, labels["fast"], self.k.run)
+            body("fill", idx)
+        with b.region(f"full-{region}"):
+            b.bind(labels["full"])
+            body("full", None)
         with b.region(f"refresh-{region}"):
             b.bind(labels["refresh"])
             self._face_refresh(wide.view(128), bits)
