@@ -20,11 +20,8 @@ from .compile import CompiledKernel, compile_kernel
 
 def timing_warning(ck: CompiledKernel) -> str | None:
     """Why a kernel is not constant time (None for a constant-time one): the manifest's
-    `warning` field and the warning comment in aesgen.h."""
-    if ck.constant_time:
-        return None
-    from ..kernels.table_kernel import NOT_CONSTANT_TIME
-    return NOT_CONSTANT_TIME if ck.spec.method == "table" else "NOT CONSTANT TIME"
+    `warning` field and the warning comment in aesgen.h, as its skeleton states it."""
+    return ck.timing_warning
 
 ELF_NOTES = """\t.section\t.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
@@ -105,6 +102,11 @@ def _environment() -> jinja2.Environment:
                               trim_blocks=False, autoescape=False)
 
 
+# instruction set -> (the template of its .S files, the notes that end them)
+KERNEL_FILE = {"x86_64": ("kernel_x86_64.S.j2", ELF_NOTES),
+               "aarch64": ("kernel_aarch64.S.j2", AARCH64_NOTES)}
+
+
 def kernel_file_name(spec: KernelSpec) -> str:
     return f"{spec.file_stem}.S"
 
@@ -122,8 +124,7 @@ def render_set(req: GenerateRequest) -> dict[str, str]:
     for ck in compiled:
         functions = [{"symbol": fn.symbol, "features": fn.features, "text": ck.texts[entry],
                       "exported": fn.exported} for entry, fn in ck.functions.items()]
-        template = "kernel_aarch64.S.j2" if ck.spec.arch == "aarch64" else "kernel_x86_64.S.j2"
-        notes = AARCH64_NOTES if ck.spec.arch == "aarch64" else ELF_NOTES
+        template, notes = KERNEL_FILE[ck.spec.arch]
         files[kernel_file_name(ck.spec)] = env.get_template(template).render(
             common, kernel=_kernel_view(ck, macro_prefix), functions=functions, notes=notes)
     # x86 sets detect features by CPUID (regs), AArch64 sets by getauxval(AT_HWCAP) (hwcaps)

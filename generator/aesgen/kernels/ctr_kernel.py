@@ -32,6 +32,8 @@ from ..dsl.builder import KernelBuilder
 from ..dsl.ir import Function
 from ..dsl.operands import Imm, Label, Reg, gp
 from ..isa.table import load_table
+from ..modes import BuiltKernel
+from ..passes.abi import sysv_with_vectors
 from . import ctx_layout as L
 from .engine_choice import engine_for
 from .engines import RoundEngine
@@ -463,5 +465,11 @@ def build_all(k: Kernel) -> dict[str, Function]:
             "xor_stream": build_xor_stream(k), "wipe": build_wipe(k)}
 
 
-def build_kernel(spec: KernelSpec) -> dict[str, Function]:
-    return build_all(Kernel(spec))
+def build_kernel(spec: KernelSpec) -> BuiltKernel:
+    """The CTR skeleton of the vector methods on x86-64 (modes/: the mode descriptor names
+    it). An EVEX kernel's xor_stream may use all 32 vector registers: every vector
+    instruction it contains has an EVEX form; the other entry points keep to 16 (they use
+    VEX-only instructions such as AESKEYGENASSIST)."""
+    k = Kernel(spec)
+    abi = {"xor_stream": sysv_with_vectors(32)} if spec.encoding == "evex" else {}
+    return BuiltKernel(build_all(k), k.layout.size, abi=abi)

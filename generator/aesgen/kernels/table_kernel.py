@@ -67,6 +67,7 @@ from ..dsl.ir import Function
 from ..dsl.operands import Imm, Label, Mem, Reg, gp
 from ..isa.table import load_table
 from ..model.aes import SBOX, gf_mul
+from ..modes import BuiltKernel
 from . import ctx_layout as L
 from .face_fill import back_if_filled, jump_unless_complete, keep_or_empty_table, record_filled
 from .key_schedule import accept_key_length, expand_by_size
@@ -619,5 +620,7 @@ def build_all(k: TableKernel) -> dict[str, Function]:
             "xor_stream": build_xor_stream(k), "wipe": build_wipe(k)}
 
 
-def build_kernel(spec: KernelSpec) -> dict[str, Function]:
-    return build_all(TableKernel(spec))
+def build_kernel(spec: KernelSpec) -> BuiltKernel:
+    """The CTR skeleton of the table method (modes/: the mode descriptor names it)."""
+    k = TableKernel(spec)
+    return BuiltKernel(build_all(k), k.layout.size, timing_warning=NOT_CONSTANT_TIME)

@@ -3,11 +3,26 @@ know about a mode, so none of them asks "is this CTR?".
 
 A ModeDescriptor names the mode's entry points (in the order of its C struct), the entry
 whose steady state the reports count, the report phases, the oracle the harness checks it
-against, and which cipher methods and CPU features its skeletons need.
+against, which cipher methods and CPU features its skeletons need, and which skeleton module
+builds a kernel of it for an instruction set and method. Every skeleton module has
+``build_kernel(spec) -> BuiltKernel``; compilation (emit/compile.py) takes it from there the
+same way for every mode, method and instruction set.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class BuiltKernel:
+    """What a skeleton hands to compilation: the entry points (and local functions) as IR,
+    the context it needs, and whether it is constant time."""
+    functions: dict             # entry or local function name -> dsl.ir.Function
+    ctx_size: int
+    context_fields: tuple = ()  # (section, name, offset, size, doc) when built from fields
+    timing_warning: str | None = None   # why the kernel is NOT constant time; None when it is
+    # entry -> calling convention, where an entry departs from its instruction set's default
+    abi: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -25,7 +40,8 @@ class ModeDescriptor:
     # (method, encoding) -> the encoding its skeleton is written in instead
     encodings: tuple[tuple[tuple[str, str], str], ...] = ()
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
-    skeleton: str = ""              # module with GcmKernel-style build_kernel(spec)
+    # (instruction set, method or "*", module with build_kernel(spec)): the first that fits
+    skeletons: tuple[tuple[str, str, str], ...] = ()
     nonce: tuple[int, int] = (0, 0)     # accepted nonce lengths (AEADs; -1 = SIZE_MAX)
     tag: tuple[int, int] = (0, 0)       # accepted tag lengths (AEADs)
 
@@ -36,7 +52,10 @@ CTR = ModeDescriptor(
     oracle="OpenSSL EVP_aes_*_ctr",
     methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced", "table", "armv8-ce",
              "neon-tbl", "neon-bitsliced"),
-    needs=())
+    needs=(),
+    skeletons=(("x86_64", "table", "aesgen.kernels.table_kernel"),
+               ("x86_64", "*", "aesgen.kernels.ctr_kernel"),
+               ("aarch64", "*", "aesgen.kernels.a64.ctr_kernel")))
 
 GCM = ModeDescriptor(
     name="gcm", aead=True, title="AES-GCM (NIST SP 800-38D)",
@@ -51,7 +70,7 @@ GCM = ModeDescriptor(
     method_needs=(("vaes256", ("VPCLMULQDQ",)),),
     # the skeleton keeps to 16 registers and VEX forms on ymm; EVEX on zmm comes next
     encodings=((("vaes256", "evex"), "avx"),),
-    skeleton="aesgen.modes.gcm.x86_64",
+    skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),
     nonce=(1, -1), tag=(4, 16))
 
 MODES = {m.name: m for m in (CTR, GCM)}
@@ -73,11 +92,18 @@ def mode(name: str) -> ModeDescriptor:
         raise ValueError(f"unknown mode {name!r}; known: {', '.join(MODES)}") from None
 
 
-def build_kernel(spec):
-    """Entry name -> Function, and the context layout, of a kernel of a mode with a skeleton."""
+def skeleton_for(spec) -> str:
+    """The module that builds ``spec``'s kernel: its mode's first skeleton for its
+    instruction set and method."""
+    desc = mode(spec.mode)
+    for arch, method, module in desc.skeletons:
+        if arch == spec.arch and method in ("*", spec.method):
+            return module
+    raise ValueError(f"mode {spec.mode!r} has no skeleton for {spec.method} on {spec.arch}")
+
+
+def build_kernel(spec) -> BuiltKernel:
+    """The kernel of ``spec`` as its skeleton builds it (uncompiled IR)."""
     import importlib
 
-    desc = mode(spec.mode)
-    if not desc.skeleton:
-        raise ValueError(f"mode {spec.mode!r} has no skeleton module")
-    return importlib.import_module(desc.skeleton).build_kernel(spec)
+    return importlib.import_module(skeleton_for(spec)).build_kernel(spec)

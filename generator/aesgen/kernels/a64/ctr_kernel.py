@@ -32,6 +32,7 @@ from ...dsl.builder import KernelBuilder
 from ...dsl.ir import Function
 from ...dsl.operands import XZR, Imm, Label, Mem, Reg, xreg
 from ...isa.table import load_table
+from ...modes import BuiltKernel
 from .. import ctx_layout as L
 from ..spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .engine_choice import engine_for
@@ -503,5 +504,7 @@ def build_all(k: Kernel) -> dict[str, Function]:
             "xor_stream": build_xor_stream(k), "wipe": build_wipe(k)}
 
 
-def build_kernel(spec: KernelSpec) -> dict[str, Function]:
-    return build_all(Kernel(spec))
+def build_kernel(spec: KernelSpec) -> BuiltKernel:
+    """The CTR skeleton on AArch64 (modes/: the mode descriptor names it)."""
+    k = Kernel(spec)
+    return BuiltKernel(build_all(k), k.layout.size)

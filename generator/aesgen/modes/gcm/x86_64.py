@@ -37,6 +37,7 @@ from ...kernels.fields import Field, FieldLayout
 from ...kernels.key_schedule import accept_key_length, expand_by_size
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
+from .. import BuiltKernel
 from .short_record import short_record, takes_short_path
 
 MAX_MESSAGE = 2**36 - 32        # bytes (SP 800-38D 5.2.1.1: 2^39 - 256 bits)
@@ -942,6 +943,7 @@ def build_all(k: GcmKernel) -> dict[str, Function]:
     }
 
 
-def build_kernel(spec: KernelSpec) -> tuple[dict[str, Function], FieldLayout]:
+def build_kernel(spec: KernelSpec) -> BuiltKernel:
+    """The GCM skeleton on x86-64 (modes/: the mode descriptor names it)."""
     k = GcmKernel(spec)
-    return build_all(k), k.layout
+    return BuiltKernel(build_all(k), k.layout.size, tuple(k.layout.table()))
