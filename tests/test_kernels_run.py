@@ -326,10 +326,11 @@ def test_set_iv_keeps_or_rebuilds_face_tables(kernel):
                 else:
                     assert fill < 256, f"set_iv ({what}) kept a table built for other bytes"
             if p is not None:
-                # back to iv1's tagged bytes: the table is rebuilt over one whole window
+                # back to iv1's tagged bytes, a tag the table no longer has: one batch is
+                # filled at its first sight, the next window (the tag seen again) fills all
                 iv = _change(iv1, untagged, rng)
                 assert set_iv(kernel, ctx, iv) == 0
-                msg = rng.randbytes(4096 + 16 * 9 + 5)
+                msg = rng.randbytes(8192 + 16 * 9 + 5)
                 got = run_stream(kernel, ctx, msg, _cuts(rng, len(msg), 2))
                 assert got == expected(key, iv, msg), f"back to iv1's tag, iv {iv.hex()}"
                 if face != "none":
@@ -346,12 +347,14 @@ def test_set_iv_while_the_table_is_partly_filled(kernel):
     for key in (rng.randbytes(16), rng.randbytes(32)):
         iv1 = rng.randbytes(15) + b"\x10"
         assert init(kernel, ctx, key, iv1) == 0
-        head = rng.randbytes(16 * 40 + 3)                   # entries 0x10..0x38 filled
+        head = rng.randbytes(16 * 40 + 3)      # a new tag: one batch of entries from 0x10
         assert run_stream(kernel, ctx, head, ()) == expected(key, iv1, head)
         for in15 in (0x80, 0x39, 0x11):    # elsewhere; the next entry; inside the filled run
             iv = _change(iv1[:15], [1, 2, 3, 14], rng) + bytes([in15])
             assert set_iv(kernel, ctx, iv) == 0
-            msg = rng.randbytes(16 * 300 + 9)               # completes the table, then uses it
+            # completes the table (the rest of this window, then the next once it reaches
+            # the filled batch again), then uses it
+            msg = rng.randbytes(16 * 556 + 9)
             got = run_stream(kernel, ctx, msg, _cuts(rng, len(msg), 2))
             assert got == expected(key, iv, msg), f"set_iv to in15={in15:#x}, iv {iv.hex()}"
             if kernel.face.decode() != "none":
@@ -380,29 +383,36 @@ def _table_of(info: dict) -> tuple[int, int]:
 
 @with_kernels
 def test_short_messages_from_one_in15_use_the_table_from_the_second(kernel, request):
-    """DESIGN.md, FACE: validity per entry (or range). 1 KiB messages that all start at
-    in15 = 1 fill entries 1..64 with the first message; the second starts from them. Shown
-    by reading the context and by corrupting one filled entry: the second message then
-    differs from the model exactly in the block(s) that entry serves."""
+    """DESIGN.md, FACE: validity per entry (or range), filling admitted on second sight.
+    1 KiB messages that all start at in15 = 1 under one IV: the first message (a tag seen
+    for the first time) fills one batch of entries, from in15 = 1; the second starts from
+    them and fills the rest of 1..64; the third runs from the table. Shown by reading the
+    context and by corrupting one filled entry: the next message then differs from the model
+    exactly in the block(s) that entry serves. A fresh IV (new bytes 0, 5, 10) gets one
+    batch again."""
     face = kernel.face.decode()
     if face == "none":
         pytest.skip("FACE none keeps no table")
     info = request.node.callspec.params["kernel"][1]
     grouped = info["method"] == "bitsliced"
+    first = 1 if info["method"] == "table" else info["interleave"] * info["width"] // 128
     table, entry = _table_of(info)
     rng = random.Random(1420)
     ctx = Ctx(kernel.ctx_size)
     key, iv = rng.randbytes(16), rng.randbytes(15) + b"\x01"
     msg1, msg2 = rng.randbytes(1024), rng.randbytes(1024)
+
+    def run() -> tuple[int, int]:          # the run of filled entries (kernels/face_fill.py)
+        return ctx.u64(L.FILL_START), ctx.u64(L.FILL_COUNT)
+
     assert init(kernel, ctx, key, iv) == 0
     assert run_stream(kernel, ctx, msg1, ()) == expected(key, iv, msg1)
-    if not grouped:          # the run of filled entries (kernels/face_fill.py)
-        assert (ctx.u64(L.FILL_START), ctx.u64(L.FILL_COUNT)) == (1, 64)
+    if not grouped:
+        assert run() == (1, first), "a new tag fills one batch"
     assert set_iv(kernel, ctx, iv) == 0
     assert run_stream(kernel, ctx, msg2, _cuts(rng, len(msg2), 2)) == expected(key, iv, msg2)
     if not grouped:
-        assert (ctx.u64(L.FILL_START), ctx.u64(L.FILL_COUNT)) == (1, 64), \
-            "the second message changed the run it should only read"
+        assert run() == (1, 64), "the second message keeps the first's entries and fills on"
     # corrupt the entry of in15 = 9 (block 8 of a message starting at in15 = 1)
     at = ctx.off + table + 9 * entry
     ctypes.memmove(ctypes.addressof(ctx.raw) + at, bytes([ctx.raw.raw[at] ^ 0x5A]), 1)
@@ -414,6 +424,11 @@ def test_short_messages_from_one_in15_use_the_table_from_the_second(kernel, requ
         assert wrong and all((i + 1) // group == 9 // group for i in wrong), wrong
     else:
         assert wrong == [8], f"blocks computed from the corrupted entry: {wrong}"
+        assert run() == (1, 64), "the third message changed the run it should only read"
+        fresh = bytes([iv[0] ^ 1]) + iv[1:]
+        assert set_iv(kernel, ctx, fresh) == 0
+        assert run_stream(kernel, ctx, msg1, ()) == expected(key, fresh, msg1)
+        assert run() == (1, first), "a fresh IV (byte 0 changed) fills one batch again"
     ctx.check_guards()
 
 
@@ -446,7 +461,9 @@ def test_wipe_zeroes_the_whole_context(kernel):
     ctx = Ctx(kernel.ctx_size)
     key, iv = rng.randbytes(32), rng.randbytes(16)
     assert init(kernel, ctx, key, iv) == 0
-    data = rng.randbytes(4096 + 16 * 300 + 3)       # fills the FACE table, leaves a tail
+    # fills the FACE table (one batch at the tag's first sight, the rest from the next
+    # window on), leaves a tail
+    data = rng.randbytes(8192 + 16 * 300 + 3)
     assert run_stream(kernel, ctx, data, ()) == expected(key, iv, data)
     assert ctx.bytes().count(0) < kernel.ctx_size * 3 // 4   # keys, caches, tables in use
     kernel.wipe(ctx.addr)

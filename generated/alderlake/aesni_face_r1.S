@@ -705,6 +705,7 @@ aesgen_aesni_face_r1_set_iv:
 	.p2align	5
 aesgen_aesni_face_r1_xor_stream:
 	endbr64
+	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -882,9 +883,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_128
+.Laesgen_aesni_face_r1_xor_stream_outside_run:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_spent8_128
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
@@ -1055,6 +1068,267 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_spent8_128:
+	testq	$7, %r9
+	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vaesenclast	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm8, %xmm1, %xmm1
+	vaesenclast	%xmm8, %xmm2, %xmm2
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	(%rdi), %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vaesenclast	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm8, %xmm1, %xmm1
+	vaesenclast	%xmm8, %xmm2, %xmm2
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_try2_128
@@ -1136,9 +1410,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_128
+.Laesgen_aesni_face_r1_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_spent4_128
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm4
 	vmovq	%rax, %xmm0
@@ -1245,6 +1531,159 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_spent4_128:
+	testq	$3, %r9
+	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_single128
@@ -1300,9 +1739,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_128
+.Laesgen_aesni_face_r1_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_spent2_128
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm2
 	vmovq	%rax, %xmm0
@@ -1377,6 +1828,105 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_spent2_128:
+	testq	$1, %r9
+	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill128
@@ -1433,9 +1983,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast128
+.Laesgen_aesni_face_r1_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_single_spent128
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
@@ -1512,6 +2074,59 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
+.Laesgen_aesni_face_r1_xor_stream_single_spent128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_partial_3:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_3:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_3
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
 .Laesgen_aesni_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -1543,6 +2158,7 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_window_ok128
 .Laesgen_aesni_face_r1_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -1708,9 +2324,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_192
+.Laesgen_aesni_face_r1_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_spent8_192
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
@@ -1899,6 +2527,303 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_spent8_192:
+	testq	$7, %r9
+	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	176(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	192(%rdi), %xmm8
+	vaesenclast	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm8, %xmm1, %xmm1
+	vaesenclast	%xmm8, %xmm2, %xmm2
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	(%rdi), %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	176(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	192(%rdi), %xmm8
+	vaesenclast	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm8, %xmm1, %xmm1
+	vaesenclast	%xmm8, %xmm2, %xmm2
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_try2_192
@@ -1990,9 +2915,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_192
+.Laesgen_aesni_face_r1_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_spent4_192
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm4
 	vmovq	%rax, %xmm0
@@ -2109,6 +3046,179 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_spent4_192:
+	testq	$3, %r9
+	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_single192
@@ -2170,9 +3280,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_192
+.Laesgen_aesni_face_r1_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_spent2_192
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm2
 	vmovq	%rax, %xmm0
@@ -2253,6 +3375,117 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_spent2_192:
+	testq	$1, %r9
+	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill192
@@ -2284,7 +3517,7 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_3
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_4
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -2293,18 +3526,18 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_partial_3:
+.Laesgen_aesni_face_r1_xor_stream_partial_4:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r1_xor_stream_partial_byte_3:
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_4:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_3
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_4
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -2313,9 +3546,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast192
+.Laesgen_aesni_face_r1_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_single_spent192
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
@@ -2371,7 +3616,7 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_aesni_face_r1_xor_stream_run_done_8:
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_4
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_5
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -2380,18 +3625,75 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_partial_4:
+.Laesgen_aesni_face_r1_xor_stream_partial_5:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r1_xor_stream_partial_byte_4:
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_5:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_4
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_5
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
+.Laesgen_aesni_face_r1_xor_stream_single_spent192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_6
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_partial_6:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_6:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_6
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -2427,6 +3729,7 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_window_ok192
 .Laesgen_aesni_face_r1_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -2610,9 +3913,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_256
+.Laesgen_aesni_face_r1_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_spent8_256
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
@@ -2819,6 +4134,339 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_spent8_256:
+	testq	$7, %r9
+	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	176(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	192(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	208(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	224(%rdi), %xmm8
+	vaesenclast	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm8, %xmm1, %xmm1
+	vaesenclast	%xmm8, %xmm2, %xmm2
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	(%rdi), %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	176(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	192(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	208(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	224(%rdi), %xmm8
+	vaesenclast	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm8, %xmm1, %xmm1
+	vaesenclast	%xmm8, %xmm2, %xmm2
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_try2_256
@@ -2920,9 +4568,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_256
+.Laesgen_aesni_face_r1_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_spent4_256
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm4
 	vmovq	%rax, %xmm0
@@ -3049,6 +4709,199 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_spent4_256:
+	testq	$3, %r9
+	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	208(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	224(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	208(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	224(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_single256
@@ -3116,9 +4969,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_256
+.Laesgen_aesni_face_r1_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_spent2_256
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm2
 	vmovq	%rax, %xmm0
@@ -3205,6 +5070,129 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_spent2_256:
+	testq	$1, %r9
+	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	208(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	224(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	208(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	224(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill256
@@ -3240,7 +5228,7 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_5
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_7
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -3249,18 +5237,18 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_partial_5:
+.Laesgen_aesni_face_r1_xor_stream_partial_7:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r1_xor_stream_partial_byte_5:
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_7:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_5
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_7
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -3269,9 +5257,21 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast256
+.Laesgen_aesni_face_r1_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_single_spent256
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
@@ -3331,7 +5331,7 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_aesni_face_r1_xor_stream_run_done_12:
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_6
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_8
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -3340,18 +5340,79 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_partial_6:
+.Laesgen_aesni_face_r1_xor_stream_partial_8:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r1_xor_stream_partial_byte_6:
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_8:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_6
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_8
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
+.Laesgen_aesni_face_r1_xor_stream_single_spent256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_9
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_partial_9:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_9:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_9
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -3387,9 +5448,11 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_window_ok256
 .Laesgen_aesni_face_r1_xor_stream_return:
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_aesni_face_r1_xor_stream, .-aesgen_aesni_face_r1_xor_stream
 	.section	.rodata

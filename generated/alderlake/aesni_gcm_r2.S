@@ -1802,6 +1802,7 @@ aesgen_aesni_gcm_r2_seal:
 	movq	%rdx, 520(%rbx)
 	movq	$0, 528(%rbx)
 	movq	$0, 536(%rbx)
+	movq	$1, 544(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
@@ -3188,6 +3189,7 @@ aesgen_aesni_gcm_r2_open:
 	movq	%rax, 520(%rbx)
 	movq	$0, 528(%rbx)
 	movq	$0, 536(%rbx)
+	movq	$1, 544(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -4050,6 +4052,7 @@ aesgen_aesni_gcm_r2_start:
 	movq	%rax, 520(%rdi)
 	movq	$0, 528(%rdi)
 	movq	$0, 536(%rdi)
+	movq	$1, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -4941,21 +4944,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
 	vmovdqa	576(%rdi,%r8,1), %xmm2
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	592(%rdi,%r8,1), %xmm3
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	608(%rdi,%r8,1), %xmm4
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	624(%rdi,%r8,1), %xmm5
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	640(%rdi,%r8,1), %xmm6
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	656(%rdi,%r8,1), %xmm7
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	672(%rdi,%r8,1), %xmm8
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -5089,9 +5092,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -5137,30 +5152,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5490,7 +5505,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -5513,31 +5528,31 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm6
 	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
 	vmovdqa	608(%rdi,%r8,1), %xmm4
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
 	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
 	vmovdqa	640(%rdi,%r8,1), %xmm6
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vmovdqu	-112(%rcx), %xmm13
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -5749,9 +5764,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -5819,42 +5846,42 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqu	-80(%rcx), %xmm13
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm8, %xmm8
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -6330,7 +6357,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -6737,21 +6764,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
 	vmovdqa	576(%rdi,%r8,1), %xmm2
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	592(%rdi,%r8,1), %xmm3
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	608(%rdi,%r8,1), %xmm4
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	624(%rdi,%r8,1), %xmm5
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	640(%rdi,%r8,1), %xmm6
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	656(%rdi,%r8,1), %xmm7
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	672(%rdi,%r8,1), %xmm8
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -6849,9 +6876,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -6897,30 +6936,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -7178,7 +7217,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -7201,35 +7240,35 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm5
 	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
 	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
 	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
 	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqu	-112(%rcx), %xmm0
 	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
 	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
 	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm12, %xmm12
@@ -7401,9 +7440,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
@@ -7477,45 +7528,45 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqu	-80(%rcx), %xmm0
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
 	vmovdqu	-64(%rcx), %xmm13
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
 	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -7910,7 +7961,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -8281,21 +8332,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
 	vmovdqa	576(%rdi,%r8,1), %xmm2
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	592(%rdi,%r8,1), %xmm3
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	608(%rdi,%r8,1), %xmm4
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	624(%rdi,%r8,1), %xmm5
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	640(%rdi,%r8,1), %xmm6
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	656(%rdi,%r8,1), %xmm7
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	672(%rdi,%r8,1), %xmm8
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -8411,9 +8462,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -8459,30 +8522,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -8776,7 +8839,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -8799,33 +8862,33 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm6
 	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
 	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vmovdqu	-112(%rcx), %xmm13
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
 	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -9017,9 +9080,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -9090,43 +9165,43 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqu	-80(%rcx), %xmm0
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vpxor	544(%rdi), %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqu	-64(%rcx), %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -9562,7 +9637,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -10109,31 +10184,31 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqu	(%rsi), %xmm6
 	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
 	vmovdqa	608(%rdi,%r8,1), %xmm4
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
 	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
 	vmovdqa	640(%rdi,%r8,1), %xmm6
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vmovdqu	16(%rsi), %xmm13
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -10345,9 +10420,21 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r2_decrypt_data_outside_run:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -10415,42 +10502,42 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqu	48(%rsi), %xmm13
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm8, %xmm8
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -10926,7 +11013,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -11246,35 +11333,35 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqu	(%rsi), %xmm5
 	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
 	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
 	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
 	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqu	16(%rsi), %xmm0
 	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
 	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
 	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm12, %xmm12
@@ -11446,9 +11533,21 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
@@ -11522,45 +11621,45 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqu	48(%rsi), %xmm0
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
 	vmovdqu	64(%rsi), %xmm13
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
 	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -11955,7 +12054,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -12239,33 +12338,33 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqu	(%rsi), %xmm6
 	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
 	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vmovdqu	16(%rsi), %xmm13
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
 	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -12457,9 +12556,21 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -12530,43 +12641,43 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqu	48(%rsi), %xmm0
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vpxor	544(%rdi), %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqu	64(%rsi), %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -13002,7 +13113,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)

@@ -705,6 +705,7 @@ aesgen_vaes256_face_r2_set_iv:
 	.p2align	5
 aesgen_vaes256_face_r2_xor_stream:
 	endbr64
+	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes256_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -866,9 +867,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast8_128
+.Laesgen_vaes256_face_r2_xor_stream_outside_run:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent8_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1043,6 +1056,271 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent8_128:
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm7
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vaesenclast	%ymm8, %ymm0, %ymm0
+	vaesenclast	%ymm8, %ymm1, %ymm1
+	vaesenclast	%ymm8, %ymm2, %ymm2
+	vaesenclast	%ymm8, %ymm3, %ymm3
+	vaesenclast	%ymm8, %ymm4, %ymm4
+	vaesenclast	%ymm8, %ymm5, %ymm5
+	vaesenclast	%ymm8, %ymm6, %ymm6
+	vaesenclast	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm7
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	(%rdi), %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vaesenclast	%ymm8, %ymm0, %ymm0
+	vaesenclast	%ymm8, %ymm1, %ymm1
+	vaesenclast	%ymm8, %ymm2, %ymm2
+	vaesenclast	%ymm8, %ymm3, %ymm3
+	vaesenclast	%ymm8, %ymm4, %ymm4
+	vaesenclast	%ymm8, %ymm5, %ymm5
+	vaesenclast	%ymm8, %ymm6, %ymm6
+	vaesenclast	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_128
@@ -1116,9 +1394,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast4_128
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent4_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1229,6 +1519,163 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent4_128:
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm3
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vaesenclast	%ymm4, %ymm0, %ymm0
+	vaesenclast	%ymm4, %ymm1, %ymm1
+	vaesenclast	%ymm4, %ymm2, %ymm2
+	vaesenclast	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm3
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	(%rdi), %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vaesenclast	%ymm4, %ymm0, %ymm0
+	vaesenclast	%ymm4, %ymm1, %ymm1
+	vaesenclast	%ymm4, %ymm2, %ymm2
+	vaesenclast	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_128
@@ -1280,9 +1727,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast2_128
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent2_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1361,6 +1820,109 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent2_128:
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm1
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vaesenclast	%ymm2, %ymm0, %ymm0
+	vaesenclast	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm1
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vaesenclast	%ymm2, %ymm0, %ymm0
+	vaesenclast	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single128
@@ -1401,9 +1963,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast1_128
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent1_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1466,6 +2040,82 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent1_128:
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vaesenclast	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vaesenclast	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill128
@@ -1520,9 +2170,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_single_fast128
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_single_spent128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1601,6 +2263,59 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_end128
+.Laesgen_vaes256_face_r2_xor_stream_single_spent128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_partial_3:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_3:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_3
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_end128
 .Laesgen_vaes256_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -1634,6 +2349,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_window_ok128
 .Laesgen_vaes256_face_r2_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -1783,9 +2499,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast8_192
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent8_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1978,6 +2706,307 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent8_192:
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm7
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	176(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	192(%rdi), %ymm8
+	vaesenclast	%ymm8, %ymm0, %ymm0
+	vaesenclast	%ymm8, %ymm1, %ymm1
+	vaesenclast	%ymm8, %ymm2, %ymm2
+	vaesenclast	%ymm8, %ymm3, %ymm3
+	vaesenclast	%ymm8, %ymm4, %ymm4
+	vaesenclast	%ymm8, %ymm5, %ymm5
+	vaesenclast	%ymm8, %ymm6, %ymm6
+	vaesenclast	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm7
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	(%rdi), %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	176(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	192(%rdi), %ymm8
+	vaesenclast	%ymm8, %ymm0, %ymm0
+	vaesenclast	%ymm8, %ymm1, %ymm1
+	vaesenclast	%ymm8, %ymm2, %ymm2
+	vaesenclast	%ymm8, %ymm3, %ymm3
+	vaesenclast	%ymm8, %ymm4, %ymm4
+	vaesenclast	%ymm8, %ymm5, %ymm5
+	vaesenclast	%ymm8, %ymm6, %ymm6
+	vaesenclast	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_192
@@ -2061,9 +3090,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast4_192
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent4_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2184,6 +3225,183 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent4_192:
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm3
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vaesenclast	%ymm4, %ymm0, %ymm0
+	vaesenclast	%ymm4, %ymm1, %ymm1
+	vaesenclast	%ymm4, %ymm2, %ymm2
+	vaesenclast	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm3
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	(%rdi), %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vaesenclast	%ymm4, %ymm0, %ymm0
+	vaesenclast	%ymm4, %ymm1, %ymm1
+	vaesenclast	%ymm4, %ymm2, %ymm2
+	vaesenclast	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_192
@@ -2241,9 +3459,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast2_192
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent2_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2328,6 +3558,121 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent2_192:
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm1
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vaesenclast	%ymm2, %ymm0, %ymm0
+	vaesenclast	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm1
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vaesenclast	%ymm2, %ymm0, %ymm0
+	vaesenclast	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single192
@@ -2372,9 +3717,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast1_192
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent1_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2441,6 +3798,90 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent1_192:
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vaesenclast	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vaesenclast	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill192
@@ -2470,7 +3911,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_3
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_4
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -2479,18 +3920,18 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
-.Laesgen_vaes256_face_r2_xor_stream_partial_3:
+.Laesgen_vaes256_face_r2_xor_stream_partial_4:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes256_face_r2_xor_stream_partial_byte_3:
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_4:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_3
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_4
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -2499,9 +3940,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_single_fast192
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_single_spent192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2559,7 +4012,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_vaes256_face_r2_xor_stream_run_done_10:
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_4
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_5
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -2568,18 +4021,75 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
-.Laesgen_vaes256_face_r2_xor_stream_partial_4:
+.Laesgen_vaes256_face_r2_xor_stream_partial_5:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes256_face_r2_xor_stream_partial_byte_4:
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_5:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_4
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_5
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_end192
+.Laesgen_vaes256_face_r2_xor_stream_single_spent192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_6
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_partial_6:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_6:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_6
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -2617,6 +4127,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_window_ok192
 .Laesgen_vaes256_face_r2_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -2784,9 +4295,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast8_256
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent8_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2997,6 +4520,343 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent8_256:
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm7
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	176(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	192(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	208(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	224(%rdi), %ymm8
+	vaesenclast	%ymm8, %ymm0, %ymm0
+	vaesenclast	%ymm8, %ymm1, %ymm1
+	vaesenclast	%ymm8, %ymm2, %ymm2
+	vaesenclast	%ymm8, %ymm3, %ymm3
+	vaesenclast	%ymm8, %ymm4, %ymm4
+	vaesenclast	%ymm8, %ymm5, %ymm5
+	vaesenclast	%ymm8, %ymm6, %ymm6
+	vaesenclast	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm7
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	(%rdi), %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	176(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	192(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	208(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	224(%rdi), %ymm8
+	vaesenclast	%ymm8, %ymm0, %ymm0
+	vaesenclast	%ymm8, %ymm1, %ymm1
+	vaesenclast	%ymm8, %ymm2, %ymm2
+	vaesenclast	%ymm8, %ymm3, %ymm3
+	vaesenclast	%ymm8, %ymm4, %ymm4
+	vaesenclast	%ymm8, %ymm5, %ymm5
+	vaesenclast	%ymm8, %ymm6, %ymm6
+	vaesenclast	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_256
@@ -3090,9 +4950,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast4_256
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent4_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3223,6 +5095,203 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent4_256:
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm3
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	208(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	224(%rdi), %ymm4
+	vaesenclast	%ymm4, %ymm0, %ymm0
+	vaesenclast	%ymm4, %ymm1, %ymm1
+	vaesenclast	%ymm4, %ymm2, %ymm2
+	vaesenclast	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm3
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	(%rdi), %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	208(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	224(%rdi), %ymm4
+	vaesenclast	%ymm4, %ymm0, %ymm0
+	vaesenclast	%ymm4, %ymm1, %ymm1
+	vaesenclast	%ymm4, %ymm2, %ymm2
+	vaesenclast	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_256
@@ -3286,9 +5355,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_13
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast2_256
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_13:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent2_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3379,6 +5460,133 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent2_256:
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm1
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	208(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	224(%rdi), %ymm2
+	vaesenclast	%ymm2, %ymm0, %ymm0
+	vaesenclast	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm1
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	208(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	224(%rdi), %ymm2
+	vaesenclast	%ymm2, %ymm0, %ymm0
+	vaesenclast	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single256
@@ -3427,9 +5635,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_14
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast1_256
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_14:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent1_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3500,6 +5720,98 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent1_256:
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	208(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	224(%rdi), %ymm1
+	vaesenclast	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	208(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	224(%rdi), %ymm1
+	vaesenclast	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill256
@@ -3533,7 +5845,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_5
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_7
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -3542,18 +5854,18 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
-.Laesgen_vaes256_face_r2_xor_stream_partial_5:
+.Laesgen_vaes256_face_r2_xor_stream_partial_7:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes256_face_r2_xor_stream_partial_byte_5:
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_7:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_5
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_7
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -3562,9 +5874,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_15
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_single_fast256
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_15:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_single_spent256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3626,7 +5950,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_vaes256_face_r2_xor_stream_run_done_15:
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_6
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_8
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -3635,18 +5959,79 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
-.Laesgen_vaes256_face_r2_xor_stream_partial_6:
+.Laesgen_vaes256_face_r2_xor_stream_partial_8:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes256_face_r2_xor_stream_partial_byte_6:
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_8:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_6
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_8
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_end256
+.Laesgen_vaes256_face_r2_xor_stream_single_spent256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_9
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_partial_9:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_9:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_9
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -3684,9 +6069,11 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_window_ok256
 .Laesgen_vaes256_face_r2_xor_stream_return:
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_vaes256_face_r2_xor_stream, .-aesgen_vaes256_face_r2_xor_stream
 	.section	.rodata

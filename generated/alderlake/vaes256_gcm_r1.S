@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   Context: 4800 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4864 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_r1_init   requires AESNI, PCLMULQDQ, AVX
@@ -46,7 +46,7 @@ aesgen_vaes256_gcm_r1_init:
 .Laesgen_vaes256_gcm_r1_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$75, %rcx
+	movq	$76, %rcx
 .Laesgen_vaes256_gcm_r1_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -1936,6 +1936,7 @@ aesgen_vaes256_gcm_r1_seal:
 	movq	%rdx, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_same_table
 .Laesgen_vaes256_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
@@ -3322,6 +3323,7 @@ aesgen_vaes256_gcm_r1_open:
 	movq	%rax, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_open_same_table
 .Laesgen_vaes256_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -4184,6 +4186,7 @@ aesgen_vaes256_gcm_r1_start:
 	movq	%rax, 648(%rdi)
 	movq	$0, 656(%rdi)
 	movq	$0, 664(%rdi)
+	movq	$1, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_start_same_table
 .Laesgen_vaes256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -4902,7 +4905,7 @@ aesgen_vaes256_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 4800 bytes of the context.
+# wipe(ctx): zero all 4864 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_vaes256_gcm_r1_wipe
@@ -4911,7 +4914,7 @@ aesgen_vaes256_gcm_r1_finish_open:
 aesgen_vaes256_gcm_r1_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$75, %rax
+	movq	$76, %rax
 .Laesgen_vaes256_gcm_r1_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)
@@ -5074,22 +5077,22 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_256
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
-	vmovdqu	704(%rdi,%r8,1), %ymm2
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	736(%rdi,%r8,1), %ymm3
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	768(%rdi,%r8,1), %ymm4
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	800(%rdi,%r8,1), %ymm5
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	832(%rdi,%r8,1), %ymm6
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	864(%rdi,%r8,1), %ymm7
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	896(%rdi,%r8,1), %ymm8
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	768(%rdi,%r8,1), %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	800(%rdi,%r8,1), %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	832(%rdi,%r8,1), %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	896(%rdi,%r8,1), %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	928(%rdi,%r8,1), %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	960(%rdi,%r8,1), %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -5232,9 +5235,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_256
+.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -5271,30 +5286,30 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -5631,8 +5646,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -5653,33 +5668,33 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	736(%rdi,%r8,1), %ymm3
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	800(%rdi,%r8,1), %ymm3
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	768(%rdi,%r8,1), %ymm4
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	832(%rdi,%r8,1), %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	800(%rdi,%r8,1), %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	832(%rdi,%r8,1), %ymm6
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	864(%rdi,%r8,1), %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
 	vmovdqu	-224(%rcx), %ymm13
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	928(%rdi,%r8,1), %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
@@ -5906,9 +5921,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_256
+.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -5964,43 +5991,43 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	-192(%rcx), %ymm0
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 320(%rdi), %ymm0, %ymm13
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 320(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm0, %ymm13
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vmovdqu	-160(%rcx), %ymm13
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -6497,8 +6524,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -6912,22 +6939,22 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_128
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
-	vmovdqu	704(%rdi,%r8,1), %ymm2
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	736(%rdi,%r8,1), %ymm3
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	768(%rdi,%r8,1), %ymm4
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	800(%rdi,%r8,1), %ymm5
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	832(%rdi,%r8,1), %ymm6
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	864(%rdi,%r8,1), %ymm7
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	896(%rdi,%r8,1), %ymm8
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	768(%rdi,%r8,1), %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	800(%rdi,%r8,1), %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	832(%rdi,%r8,1), %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	896(%rdi,%r8,1), %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	928(%rdi,%r8,1), %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	960(%rdi,%r8,1), %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -7034,9 +7061,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_128
+.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -7073,30 +7112,30 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -7361,8 +7400,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7383,37 +7422,37 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm5
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	736(%rdi,%r8,1), %ymm3
+	vmovdqu	800(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	768(%rdi,%r8,1), %ymm4
+	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	800(%rdi,%r8,1), %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vmovdqu	-224(%rcx), %ymm0
-	vmovdqu	832(%rdi,%r8,1), %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
-	vmovdqu	864(%rdi,%r8,1), %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
 	vpxor	%ymm8, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm9
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm13
-	vmovdqu	928(%rdi,%r8,1), %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -7600,9 +7639,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_4
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_128
+.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_4:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -7663,46 +7714,46 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vmovdqu	-160(%rcx), %ymm0
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vmovdqu	-128(%rcx), %ymm13
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -8119,8 +8170,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -8498,22 +8549,22 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_192
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
-	vmovdqu	704(%rdi,%r8,1), %ymm2
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	736(%rdi,%r8,1), %ymm3
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	768(%rdi,%r8,1), %ymm4
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	800(%rdi,%r8,1), %ymm5
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	832(%rdi,%r8,1), %ymm6
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	864(%rdi,%r8,1), %ymm7
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	896(%rdi,%r8,1), %ymm8
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	768(%rdi,%r8,1), %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	800(%rdi,%r8,1), %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	832(%rdi,%r8,1), %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	896(%rdi,%r8,1), %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	928(%rdi,%r8,1), %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	960(%rdi,%r8,1), %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -8638,9 +8689,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_5
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_192
+.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_5:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -8677,30 +8740,30 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -9001,8 +9064,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -9023,34 +9086,34 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	736(%rdi,%r8,1), %ymm3
+	vmovdqu	800(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	768(%rdi,%r8,1), %ymm4
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	800(%rdi,%r8,1), %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	832(%rdi,%r8,1), %ymm6
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vmovdqu	864(%rdi,%r8,1), %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
@@ -9258,9 +9321,21 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_6
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_192
+.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_6:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -9318,44 +9393,44 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vmovdqu	-160(%rcx), %ymm13
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -9813,8 +9888,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -10380,33 +10455,33 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 .Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	736(%rdi,%r8,1), %ymm3
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	800(%rdi,%r8,1), %ymm3
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	768(%rdi,%r8,1), %ymm4
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	832(%rdi,%r8,1), %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	800(%rdi,%r8,1), %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	832(%rdi,%r8,1), %ymm6
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	864(%rdi,%r8,1), %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
 	vmovdqu	32(%rsi), %ymm13
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	928(%rdi,%r8,1), %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
@@ -10633,9 +10708,21 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_256
+.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -10691,43 +10778,43 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	64(%rsi), %ymm0
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 320(%rdi), %ymm0, %ymm13
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 320(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm0, %ymm13
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vmovdqu	96(%rsi), %ymm13
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -11224,8 +11311,8 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -11545,37 +11632,37 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 .Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm5
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	736(%rdi,%r8,1), %ymm3
+	vmovdqu	800(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	768(%rdi,%r8,1), %ymm4
+	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	800(%rdi,%r8,1), %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vmovdqu	32(%rsi), %ymm0
-	vmovdqu	832(%rdi,%r8,1), %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
-	vmovdqu	864(%rdi,%r8,1), %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
 	vpxor	%ymm8, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm9
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm13
-	vmovdqu	928(%rdi,%r8,1), %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -11762,9 +11849,21 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_128
+.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -11825,46 +11924,46 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vmovdqu	96(%rsi), %ymm0
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vmovdqu	128(%rsi), %ymm13
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -12281,8 +12380,8 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -12566,34 +12665,34 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 .Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	736(%rdi,%r8,1), %ymm3
+	vmovdqu	800(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	768(%rdi,%r8,1), %ymm4
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	800(%rdi,%r8,1), %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	832(%rdi,%r8,1), %ymm6
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vmovdqu	32(%rsi), %ymm13
-	vmovdqu	864(%rdi,%r8,1), %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
@@ -12801,9 +12900,21 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_192
+.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -12861,44 +12972,44 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vmovdqu	96(%rsi), %ymm13
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -13356,8 +13467,8 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)

@@ -1795,9 +1795,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #4
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #3
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #4
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast4_128
+.Laesgen_neon_tbl_face_r1_xor_stream_outside_run:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent4_128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q31, [x0, #352]
 	rev	x9, x5
@@ -2467,6 +2480,636 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
+.Laesgen_neon_tbl_face_r1_xor_stream_spent4_128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d27, x6
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	add	v29.16b, v28.16b, v26.16b
+	add	v30.16b, v29.16b, v26.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	ldp	q31, q8, [x7]
+	ldp	q9, q10, [x7, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #64]
+	ldp	q11, q12, [x7, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #128]
+	ldp	q11, q12, [x7, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v8.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v9.16b, v8.16b, v30.16b
+	eor	v10.16b, v31.16b, v11.16b
+	trn1	v29.16b, v8.16b, v9.16b
+	trn2	v30.16b, v8.16b, v9.16b
+	trn1	v11.16b, v31.16b, v10.16b
+	trn2	v12.16b, v31.16b, v10.16b
+	trn1	v27.8h, v29.8h, v11.8h
+	trn1	v28.8h, v30.8h, v12.8h
+	trn2	v29.8h, v29.8h, v11.8h
+	trn2	v30.8h, v30.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v9.16b, v9.16b, #4
+	ext	v29.16b, v10.16b, v10.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v8.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v30.16b, v8.16b, v24.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q30, [x7, #192]
+	ldp	q11, q12, [x7, #224]
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v9.16b
+	eor	v28.16b, v31.16b, v8.16b
+	eor	v29.16b, v9.16b, v10.16b
+	eor	v27.16b, v8.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #256]
+	ldp	q11, q12, [x7, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #320]
+	ldp	q11, q12, [x7, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #384]
+	ldp	q11, q12, [x7, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #448]
+	ldp	q11, q12, [x7, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #512]
+	ldp	q11, q12, [x7, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #576]
+	ldp	q11, q12, [x7, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v29.16b, v29.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldr	q27, [x0, #160]
+	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x6]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbl	v29.16b, {v31.16b}, v28.16b
+	tbl	v30.16b, {v8.16b}, v28.16b
+	tbl	v31.16b, {v9.16b}, v28.16b
+	tbl	v8.16b, {v10.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v30.16b, v30.16b, v27.16b
+	eor	v31.16b, v31.16b, v27.16b
+	eor	v8.16b, v8.16b, v27.16b
+	ldp	q27, q28, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v30.16b, v28.16b
+	stp	q27, q28, [x1], #32
+	ldp	q27, q28, [x2], #32
+	eor	v29.16b, v31.16b, v27.16b
+	eor	v30.16b, v8.16b, v28.16b
+	stp	q29, q30, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
 .Laesgen_neon_tbl_face_r1_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_single128
@@ -3020,9 +3663,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #2
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #1
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_2
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #2
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast2_128
+.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_2:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent2_128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q29, [x0, #352]
 	rev	x9, x5
@@ -3664,6 +4320,612 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
+.Laesgen_neon_tbl_face_r1_xor_stream_spent2_128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d27, x6
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	trn1	v29.16b, v27.16b, v28.16b
+	trn2	v30.16b, v27.16b, v28.16b
+	trn1	v31.16b, v27.16b, v27.16b
+	trn2	v8.16b, v27.16b, v27.16b
+	trn1	v27.8h, v29.8h, v31.8h
+	trn1	v28.8h, v30.8h, v8.8h
+	trn2	v29.8h, v29.8h, v31.8h
+	trn2	v30.8h, v30.8h, v8.8h
+	ldp	q31, q8, [x7]
+	ldp	q9, q10, [x7, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #64]
+	ldp	q11, q12, [x7, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #128]
+	ldp	q11, q12, [x7, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v29.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v30.16b, v29.16b, v30.16b
+	eor	v8.16b, v31.16b, v11.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v10.16b, v29.16b, v30.16b
+	trn1	v11.16b, v31.16b, v8.16b
+	trn2	v12.16b, v31.16b, v8.16b
+	trn1	v27.8h, v9.8h, v11.8h
+	trn1	v28.8h, v10.8h, v12.8h
+	trn2	v27.8h, v9.8h, v11.8h
+	trn2	v27.8h, v10.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v30.16b, v30.16b, #4
+	ext	v30.16b, v8.16b, v8.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q29, [x7, #192]
+	ldp	q11, q12, [x7, #224]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #256]
+	ldp	q11, q12, [x7, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #320]
+	ldp	q11, q12, [x7, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #384]
+	ldp	q11, q12, [x7, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #448]
+	ldp	q11, q12, [x7, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #512]
+	ldp	q11, q12, [x7, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #576]
+	ldp	q11, q12, [x7, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v30.16b, v29.16b
+	trn2	v30.16b, v30.16b, v29.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v29.8h, v8.8h, v30.8h
+	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v30.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v31.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldr	q27, [x0, #160]
+	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x6]
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
+	tbl	v29.16b, {v29.16b}, v28.16b
+	tbl	v28.16b, {v30.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v27.16b
+	ldp	q27, q30, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v30.16b
+	stp	q27, q28, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
 .Laesgen_neon_tbl_face_r1_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -4222,9 +5484,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #1
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #0
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_3
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #1
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_single_fast128
+.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_3:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_single_spent128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	rev	x9, x5
@@ -4874,6 +6149,622 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_end128
+.Laesgen_neon_tbl_face_r1_xor_stream_single_spent128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d27, x6
+	mov	v27.d[1], x8
+	trn1	v29.16b, v27.16b, v27.16b
+	trn2	v30.16b, v27.16b, v27.16b
+	trn1	v31.16b, v27.16b, v27.16b
+	trn2	v8.16b, v27.16b, v27.16b
+	trn1	v27.8h, v29.8h, v31.8h
+	trn1	v28.8h, v30.8h, v8.8h
+	trn2	v29.8h, v29.8h, v31.8h
+	trn2	v30.8h, v30.8h, v8.8h
+	ldp	q31, q8, [x7]
+	ldp	q9, q10, [x7, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #64]
+	ldp	q11, q12, [x7, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #128]
+	ldp	q11, q12, [x7, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v29.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v29.16b, v30.16b
+	eor	v30.16b, v31.16b, v11.16b
+	trn1	v8.16b, v29.16b, v28.16b
+	trn2	v9.16b, v29.16b, v28.16b
+	trn1	v10.16b, v31.16b, v30.16b
+	trn2	v11.16b, v31.16b, v30.16b
+	trn1	v27.8h, v8.8h, v10.8h
+	trn1	v27.8h, v9.8h, v11.8h
+	trn2	v27.8h, v8.8h, v10.8h
+	trn2	v27.8h, v9.8h, v11.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q29, [x7, #192]
+	ldp	q11, q12, [x7, #224]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #256]
+	ldp	q11, q12, [x7, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #320]
+	ldp	q11, q12, [x7, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #384]
+	ldp	q11, q12, [x7, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #448]
+	ldp	q11, q12, [x7, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #512]
+	ldp	q11, q12, [x7, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #576]
+	ldp	q11, q12, [x7, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v30.16b, v29.16b
+	trn2	v29.16b, v30.16b, v29.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v29.8h
+	trn2	v28.8h, v31.8h, v9.8h
+	trn2	v28.8h, v8.8h, v29.8h
+	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v30.16b, v27.16b, v24.16b
+	ldr	q27, [x0, #160]
+	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x6]
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbl	v28.16b, {v29.16b}, v28.16b
+	eor	v28.16b, v28.16b, v27.16b
+	mov	v27.16b, v28.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_3
+	ldr	q28, [x2], #16
+	eor	v27.16b, v27.16b, v28.16b
+	str	q27, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_3:
+	str	q27, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_3:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_3
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_end128
 .Laesgen_neon_tbl_face_r1_xor_stream_end128:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_return
@@ -4979,6 +6870,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 .Laesgen_neon_tbl_face_r1_xor_stream_restart:
 	stp	x6, x8, [x0, #312]
 	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok128
 .Laesgen_neon_tbl_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -5703,9 +7596,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #4
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #3
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_4
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #4
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast4_192
+.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_4:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent4_192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q31, [x0, #352]
 	rev	x9, x5
@@ -6495,6 +8401,756 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
+.Laesgen_neon_tbl_face_r1_xor_stream_spent4_192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d27, x6
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	add	v29.16b, v28.16b, v26.16b
+	add	v30.16b, v29.16b, v26.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	ldp	q31, q8, [x7]
+	ldp	q9, q10, [x7, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #64]
+	ldp	q11, q12, [x7, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #128]
+	ldp	q11, q12, [x7, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v8.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v9.16b, v8.16b, v30.16b
+	eor	v10.16b, v31.16b, v11.16b
+	trn1	v29.16b, v8.16b, v9.16b
+	trn2	v30.16b, v8.16b, v9.16b
+	trn1	v11.16b, v31.16b, v10.16b
+	trn2	v12.16b, v31.16b, v10.16b
+	trn1	v27.8h, v29.8h, v11.8h
+	trn1	v28.8h, v30.8h, v12.8h
+	trn2	v29.8h, v29.8h, v11.8h
+	trn2	v30.8h, v30.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v9.16b, v9.16b, #4
+	ext	v29.16b, v10.16b, v10.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v8.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v30.16b, v8.16b, v24.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q30, [x7, #192]
+	ldp	q11, q12, [x7, #224]
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v9.16b
+	eor	v28.16b, v31.16b, v8.16b
+	eor	v29.16b, v9.16b, v10.16b
+	eor	v27.16b, v8.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #256]
+	ldp	q11, q12, [x7, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #320]
+	ldp	q11, q12, [x7, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #384]
+	ldp	q11, q12, [x7, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #448]
+	ldp	q11, q12, [x7, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #512]
+	ldp	q11, q12, [x7, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #576]
+	ldp	q11, q12, [x7, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #640]
+	ldp	q11, q12, [x7, #672]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #704]
+	ldp	q11, q12, [x7, #736]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v29.16b, v29.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldr	q27, [x0, #192]
+	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x6]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbl	v29.16b, {v31.16b}, v28.16b
+	tbl	v30.16b, {v8.16b}, v28.16b
+	tbl	v31.16b, {v9.16b}, v28.16b
+	tbl	v8.16b, {v10.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v30.16b, v30.16b, v27.16b
+	eor	v31.16b, v31.16b, v27.16b
+	eor	v8.16b, v8.16b, v27.16b
+	ldp	q27, q28, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v30.16b, v28.16b
+	stp	q27, q28, [x1], #32
+	ldp	q27, q28, [x2], #32
+	eor	v29.16b, v31.16b, v27.16b
+	eor	v30.16b, v8.16b, v28.16b
+	stp	q29, q30, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
 .Laesgen_neon_tbl_face_r1_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_single192
@@ -7168,9 +9824,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #2
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #1
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_5
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #2
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast2_192
+.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_5:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent2_192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q29, [x0, #352]
 	rev	x9, x5
@@ -7932,6 +10601,732 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
+.Laesgen_neon_tbl_face_r1_xor_stream_spent2_192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d27, x6
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	trn1	v29.16b, v27.16b, v28.16b
+	trn2	v30.16b, v27.16b, v28.16b
+	trn1	v31.16b, v27.16b, v27.16b
+	trn2	v8.16b, v27.16b, v27.16b
+	trn1	v27.8h, v29.8h, v31.8h
+	trn1	v28.8h, v30.8h, v8.8h
+	trn2	v29.8h, v29.8h, v31.8h
+	trn2	v30.8h, v30.8h, v8.8h
+	ldp	q31, q8, [x7]
+	ldp	q9, q10, [x7, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #64]
+	ldp	q11, q12, [x7, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #128]
+	ldp	q11, q12, [x7, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v29.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v30.16b, v29.16b, v30.16b
+	eor	v8.16b, v31.16b, v11.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v10.16b, v29.16b, v30.16b
+	trn1	v11.16b, v31.16b, v8.16b
+	trn2	v12.16b, v31.16b, v8.16b
+	trn1	v27.8h, v9.8h, v11.8h
+	trn1	v28.8h, v10.8h, v12.8h
+	trn2	v27.8h, v9.8h, v11.8h
+	trn2	v27.8h, v10.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v30.16b, v30.16b, #4
+	ext	v30.16b, v8.16b, v8.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q29, [x7, #192]
+	ldp	q11, q12, [x7, #224]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #256]
+	ldp	q11, q12, [x7, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #320]
+	ldp	q11, q12, [x7, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #384]
+	ldp	q11, q12, [x7, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #448]
+	ldp	q11, q12, [x7, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #512]
+	ldp	q11, q12, [x7, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #576]
+	ldp	q11, q12, [x7, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #640]
+	ldp	q11, q12, [x7, #672]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #704]
+	ldp	q11, q12, [x7, #736]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v30.16b, v29.16b
+	trn2	v30.16b, v30.16b, v29.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v29.8h, v8.8h, v30.8h
+	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v30.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v31.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldr	q27, [x0, #192]
+	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x6]
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
+	tbl	v29.16b, {v29.16b}, v28.16b
+	tbl	v28.16b, {v30.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v27.16b
+	ldp	q27, q30, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v30.16b
+	stp	q27, q28, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
 .Laesgen_neon_tbl_face_r1_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -8580,7 +11975,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	eor	v28.16b, v28.16b, v27.16b
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_3
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_4
 	ldr	q28, [x2], #16
 	eor	v27.16b, v27.16b, v28.16b
 	str	q27, [x1], #16
@@ -8588,20 +11983,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
-.Laesgen_neon_tbl_face_r1_xor_stream_partial_3:
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_4:
 	str	q27, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_3:
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_4:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_3
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_4
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -8610,9 +12005,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #1
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #0
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_6
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #1
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_single_fast192
+.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_6:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_single_spent192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	rev	x9, x5
@@ -9356,7 +12764,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done_6:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_4
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_5
 	ldr	q28, [x2], #16
 	eor	v27.16b, v27.16b, v28.16b
 	str	q27, [x1], #16
@@ -9364,20 +12772,756 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
-.Laesgen_neon_tbl_face_r1_xor_stream_partial_4:
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_5:
 	str	q27, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_4:
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_5:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_4
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_5
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_end192
+.Laesgen_neon_tbl_face_r1_xor_stream_single_spent192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d27, x6
+	mov	v27.d[1], x8
+	trn1	v29.16b, v27.16b, v27.16b
+	trn2	v30.16b, v27.16b, v27.16b
+	trn1	v31.16b, v27.16b, v27.16b
+	trn2	v8.16b, v27.16b, v27.16b
+	trn1	v27.8h, v29.8h, v31.8h
+	trn1	v28.8h, v30.8h, v8.8h
+	trn2	v29.8h, v29.8h, v31.8h
+	trn2	v30.8h, v30.8h, v8.8h
+	ldp	q31, q8, [x7]
+	ldp	q9, q10, [x7, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #64]
+	ldp	q11, q12, [x7, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #128]
+	ldp	q11, q12, [x7, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v29.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v29.16b, v30.16b
+	eor	v30.16b, v31.16b, v11.16b
+	trn1	v8.16b, v29.16b, v28.16b
+	trn2	v9.16b, v29.16b, v28.16b
+	trn1	v10.16b, v31.16b, v30.16b
+	trn2	v11.16b, v31.16b, v30.16b
+	trn1	v27.8h, v8.8h, v10.8h
+	trn1	v27.8h, v9.8h, v11.8h
+	trn2	v27.8h, v8.8h, v10.8h
+	trn2	v27.8h, v9.8h, v11.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q29, [x7, #192]
+	ldp	q11, q12, [x7, #224]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #256]
+	ldp	q11, q12, [x7, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #320]
+	ldp	q11, q12, [x7, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #384]
+	ldp	q11, q12, [x7, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #448]
+	ldp	q11, q12, [x7, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #512]
+	ldp	q11, q12, [x7, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #576]
+	ldp	q11, q12, [x7, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #640]
+	ldp	q11, q12, [x7, #672]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #704]
+	ldp	q11, q12, [x7, #736]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v30.16b, v29.16b
+	trn2	v29.16b, v30.16b, v29.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v29.8h
+	trn2	v28.8h, v31.8h, v9.8h
+	trn2	v28.8h, v8.8h, v29.8h
+	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v30.16b, v27.16b, v24.16b
+	ldr	q27, [x0, #192]
+	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x6]
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbl	v28.16b, {v29.16b}, v28.16b
+	eor	v28.16b, v28.16b, v27.16b
+	mov	v27.16b, v28.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_6
+	ldr	q28, [x2], #16
+	eor	v27.16b, v27.16b, v28.16b
+	str	q27, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_6:
+	str	q27, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_6:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_6
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -9487,6 +13631,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 .Laesgen_neon_tbl_face_r1_xor_stream_restart_2:
 	stp	x6, x8, [x0, #312]
 	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok192
 .Laesgen_neon_tbl_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -10331,9 +14477,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #4
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #3
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_7
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #4
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast4_256
+.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_7:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent4_256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q31, [x0, #352]
 	rev	x9, x5
@@ -11243,6 +15402,876 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
+.Laesgen_neon_tbl_face_r1_xor_stream_spent4_256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d27, x6
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	add	v29.16b, v28.16b, v26.16b
+	add	v30.16b, v29.16b, v26.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	ldp	q31, q8, [x7]
+	ldp	q9, q10, [x7, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #64]
+	ldp	q11, q12, [x7, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #128]
+	ldp	q11, q12, [x7, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v8.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v9.16b, v8.16b, v30.16b
+	eor	v10.16b, v31.16b, v11.16b
+	trn1	v29.16b, v8.16b, v9.16b
+	trn2	v30.16b, v8.16b, v9.16b
+	trn1	v11.16b, v31.16b, v10.16b
+	trn2	v12.16b, v31.16b, v10.16b
+	trn1	v27.8h, v29.8h, v11.8h
+	trn1	v28.8h, v30.8h, v12.8h
+	trn2	v29.8h, v29.8h, v11.8h
+	trn2	v30.8h, v30.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v9.16b, v9.16b, #4
+	ext	v29.16b, v10.16b, v10.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v8.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v30.16b, v8.16b, v24.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q30, [x7, #192]
+	ldp	q11, q12, [x7, #224]
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v9.16b
+	eor	v28.16b, v31.16b, v8.16b
+	eor	v29.16b, v9.16b, v10.16b
+	eor	v27.16b, v8.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #256]
+	ldp	q11, q12, [x7, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #320]
+	ldp	q11, q12, [x7, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #384]
+	ldp	q11, q12, [x7, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #448]
+	ldp	q11, q12, [x7, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #512]
+	ldp	q11, q12, [x7, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #576]
+	ldp	q11, q12, [x7, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #640]
+	ldp	q11, q12, [x7, #672]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #704]
+	ldp	q11, q12, [x7, #736]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #768]
+	ldp	q11, q12, [x7, #800]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #832]
+	ldp	q11, q12, [x7, #864]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v29.16b, v29.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldr	q27, [x0, #224]
+	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x6]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbl	v29.16b, {v31.16b}, v28.16b
+	tbl	v30.16b, {v8.16b}, v28.16b
+	tbl	v31.16b, {v9.16b}, v28.16b
+	tbl	v8.16b, {v10.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v30.16b, v30.16b, v27.16b
+	eor	v31.16b, v31.16b, v27.16b
+	eor	v8.16b, v8.16b, v27.16b
+	ldp	q27, q28, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v30.16b, v28.16b
+	stp	q27, q28, [x1], #32
+	ldp	q27, q28, [x2], #32
+	eor	v29.16b, v31.16b, v27.16b
+	eor	v30.16b, v8.16b, v28.16b
+	stp	q29, q30, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
 .Laesgen_neon_tbl_face_r1_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_single256
@@ -12036,9 +17065,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #2
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #1
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_8
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #2
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast2_256
+.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_8:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent2_256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q29, [x0, #352]
 	rev	x9, x5
@@ -12920,6 +17962,852 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
+.Laesgen_neon_tbl_face_r1_xor_stream_spent2_256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d27, x6
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	trn1	v29.16b, v27.16b, v28.16b
+	trn2	v30.16b, v27.16b, v28.16b
+	trn1	v31.16b, v27.16b, v27.16b
+	trn2	v8.16b, v27.16b, v27.16b
+	trn1	v27.8h, v29.8h, v31.8h
+	trn1	v28.8h, v30.8h, v8.8h
+	trn2	v29.8h, v29.8h, v31.8h
+	trn2	v30.8h, v30.8h, v8.8h
+	ldp	q31, q8, [x7]
+	ldp	q9, q10, [x7, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #64]
+	ldp	q11, q12, [x7, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #128]
+	ldp	q11, q12, [x7, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v29.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v30.16b, v29.16b, v30.16b
+	eor	v8.16b, v31.16b, v11.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v10.16b, v29.16b, v30.16b
+	trn1	v11.16b, v31.16b, v8.16b
+	trn2	v12.16b, v31.16b, v8.16b
+	trn1	v27.8h, v9.8h, v11.8h
+	trn1	v28.8h, v10.8h, v12.8h
+	trn2	v27.8h, v9.8h, v11.8h
+	trn2	v27.8h, v10.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v30.16b, v30.16b, #4
+	ext	v30.16b, v8.16b, v8.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q29, [x7, #192]
+	ldp	q11, q12, [x7, #224]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #256]
+	ldp	q11, q12, [x7, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #320]
+	ldp	q11, q12, [x7, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #384]
+	ldp	q11, q12, [x7, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #448]
+	ldp	q11, q12, [x7, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #512]
+	ldp	q11, q12, [x7, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #576]
+	ldp	q11, q12, [x7, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #640]
+	ldp	q11, q12, [x7, #672]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #704]
+	ldp	q11, q12, [x7, #736]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #768]
+	ldp	q11, q12, [x7, #800]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #832]
+	ldp	q11, q12, [x7, #864]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v30.16b, v29.16b
+	trn2	v30.16b, v30.16b, v29.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v29.8h, v8.8h, v30.8h
+	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v30.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v31.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldr	q27, [x0, #224]
+	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x6]
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
+	tbl	v29.16b, {v29.16b}, v28.16b
+	tbl	v28.16b, {v30.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v27.16b
+	ldp	q27, q30, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v30.16b
+	stp	q27, q28, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
 .Laesgen_neon_tbl_face_r1_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -13688,7 +19576,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	eor	v28.16b, v28.16b, v27.16b
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_5
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_7
 	ldr	q28, [x2], #16
 	eor	v27.16b, v27.16b, v28.16b
 	str	q27, [x1], #16
@@ -13696,20 +19584,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
-.Laesgen_neon_tbl_face_r1_xor_stream_partial_5:
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_7:
 	str	q27, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_5:
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_7:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_5
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_7
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -13718,9 +19606,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #1
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #0
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_9
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #1
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_single_fast256
+.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_9:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_single_spent256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	rev	x9, x5
@@ -14584,7 +20485,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done_9:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_6
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_8
 	ldr	q28, [x2], #16
 	eor	v27.16b, v27.16b, v28.16b
 	str	q27, [x1], #16
@@ -14592,20 +20493,876 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
-.Laesgen_neon_tbl_face_r1_xor_stream_partial_6:
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_8:
 	str	q27, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_6:
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_8:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_6
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_8
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_end256
+.Laesgen_neon_tbl_face_r1_xor_stream_single_spent256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d27, x6
+	mov	v27.d[1], x8
+	trn1	v29.16b, v27.16b, v27.16b
+	trn2	v30.16b, v27.16b, v27.16b
+	trn1	v31.16b, v27.16b, v27.16b
+	trn2	v8.16b, v27.16b, v27.16b
+	trn1	v27.8h, v29.8h, v31.8h
+	trn1	v28.8h, v30.8h, v8.8h
+	trn2	v29.8h, v29.8h, v31.8h
+	trn2	v30.8h, v30.8h, v8.8h
+	ldp	q31, q8, [x7]
+	ldp	q9, q10, [x7, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #64]
+	ldp	q11, q12, [x7, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #128]
+	ldp	q11, q12, [x7, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v29.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v29.16b, v30.16b
+	eor	v30.16b, v31.16b, v11.16b
+	trn1	v8.16b, v29.16b, v28.16b
+	trn2	v9.16b, v29.16b, v28.16b
+	trn1	v10.16b, v31.16b, v30.16b
+	trn2	v11.16b, v31.16b, v30.16b
+	trn1	v27.8h, v8.8h, v10.8h
+	trn1	v27.8h, v9.8h, v11.8h
+	trn2	v27.8h, v8.8h, v10.8h
+	trn2	v27.8h, v9.8h, v11.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q29, [x7, #192]
+	ldp	q11, q12, [x7, #224]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #256]
+	ldp	q11, q12, [x7, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #320]
+	ldp	q11, q12, [x7, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #384]
+	ldp	q11, q12, [x7, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #448]
+	ldp	q11, q12, [x7, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #512]
+	ldp	q11, q12, [x7, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #576]
+	ldp	q11, q12, [x7, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #640]
+	ldp	q11, q12, [x7, #672]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #704]
+	ldp	q11, q12, [x7, #736]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x7, #768]
+	ldp	q11, q12, [x7, #800]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x7, #832]
+	ldp	q11, q12, [x7, #864]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v30.16b, v29.16b
+	trn2	v29.16b, v30.16b, v29.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v29.8h
+	trn2	v28.8h, v31.8h, v9.8h
+	trn2	v28.8h, v8.8h, v29.8h
+	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v30.16b, v27.16b, v24.16b
+	ldr	q27, [x0, #224]
+	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x6]
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbl	v28.16b, {v29.16b}, v28.16b
+	eor	v28.16b, v28.16b, v27.16b
+	mov	v27.16b, v28.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_9
+	ldr	q28, [x2], #16
+	eor	v27.16b, v27.16b, v28.16b
+	str	q27, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_9:
+	str	q27, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_9:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_byte_9
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -14715,6 +21472,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 .Laesgen_neon_tbl_face_r1_xor_stream_restart_3:
 	stp	x6, x8, [x0, #312]
 	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok256
 .Laesgen_neon_tbl_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

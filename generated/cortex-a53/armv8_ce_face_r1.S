@@ -831,9 +831,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #7
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #8
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_128
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent8_128
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	rev	x8, x5
@@ -1065,6 +1078,198 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_spent8_128:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d20, x6
+	mov	v20.d[1], x7
+	add	v21.16b, v20.16b, v19.16b
+	add	v22.16b, v21.16b, v19.16b
+	add	v23.16b, v22.16b, v19.16b
+	add	v24.16b, v23.16b, v19.16b
+	add	v25.16b, v24.16b, v19.16b
+	add	v26.16b, v25.16b, v19.16b
+	add	v27.16b, v26.16b, v19.16b
+	aese	v20.16b, v0.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v0.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v0.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v0.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v0.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v0.16b
+	aesmc	v27.16b, v27.16b
+	aese	v20.16b, v1.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v1.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v1.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v1.16b
+	aesmc	v27.16b, v27.16b
+	aese	v20.16b, v2.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v2.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v2.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v2.16b
+	aesmc	v27.16b, v27.16b
+	aese	v20.16b, v3.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v3.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v3.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v3.16b
+	aesmc	v27.16b, v27.16b
+	aese	v20.16b, v4.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v4.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v4.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v4.16b
+	aesmc	v27.16b, v27.16b
+	aese	v20.16b, v5.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v5.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	aese	v20.16b, v6.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v6.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v6.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v6.16b
+	aesmc	v27.16b, v27.16b
+	aese	v20.16b, v7.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v7.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v7.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v7.16b
+	aesmc	v27.16b, v27.16b
+	aese	v20.16b, v16.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v16.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v16.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
+	ldp	q28, q29, [x2], #32
+	aese	v20.16b, v17.16b
+	aese	v21.16b, v17.16b
+	eor	v20.16b, v20.16b, v18.16b
+	eor	v20.16b, v20.16b, v28.16b
+	eor	v21.16b, v21.16b, v18.16b
+	eor	v21.16b, v21.16b, v29.16b
+	stp	q20, q21, [x1], #32
+	ldp	q20, q21, [x2], #32
+	aese	v22.16b, v17.16b
+	aese	v23.16b, v17.16b
+	eor	v22.16b, v22.16b, v18.16b
+	eor	v22.16b, v22.16b, v20.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v23.16b, v23.16b, v21.16b
+	stp	q22, q23, [x1], #32
+	ldp	q20, q21, [x2], #32
+	aese	v24.16b, v17.16b
+	aese	v25.16b, v17.16b
+	eor	v24.16b, v24.16b, v18.16b
+	eor	v24.16b, v24.16b, v20.16b
+	eor	v25.16b, v25.16b, v18.16b
+	eor	v25.16b, v25.16b, v21.16b
+	stp	q24, q25, [x1], #32
+	ldp	q20, q21, [x2], #32
+	aese	v26.16b, v17.16b
+	aese	v27.16b, v17.16b
+	eor	v26.16b, v26.16b, v18.16b
+	eor	v26.16b, v26.16b, v20.16b
+	eor	v27.16b, v27.16b, v18.16b
+	eor	v27.16b, v27.16b, v21.16b
+	stp	q26, q27, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_128
@@ -1169,9 +1374,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #3
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_2
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #4
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_128
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_2:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent4_128
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q24, [x0, #352]
 	rev	x8, x5
@@ -1303,6 +1521,106 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_spent4_128:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d20, x6
+	mov	v20.d[1], x7
+	add	v21.16b, v20.16b, v19.16b
+	add	v22.16b, v21.16b, v19.16b
+	add	v23.16b, v22.16b, v19.16b
+	aese	v20.16b, v0.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v0.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v0.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v0.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v1.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v1.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v2.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v2.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v3.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v3.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v4.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v4.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v5.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v5.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v6.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v6.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v7.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v7.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v16.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v16.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	ldp	q24, q25, [x2], #32
+	aese	v20.16b, v17.16b
+	aese	v21.16b, v17.16b
+	eor	v20.16b, v20.16b, v18.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v21.16b, v21.16b, v18.16b
+	eor	v21.16b, v21.16b, v25.16b
+	stp	q20, q21, [x1], #32
+	ldp	q20, q21, [x2], #32
+	aese	v22.16b, v17.16b
+	aese	v23.16b, v17.16b
+	eor	v22.16b, v22.16b, v18.16b
+	eor	v22.16b, v22.16b, v20.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v23.16b, v23.16b, v21.16b
+	stp	q22, q23, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single128
@@ -1365,9 +1683,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #1
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_3
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #2
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_128
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_3:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent2_128
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q22, [x0, #352]
 	rev	x8, x5
@@ -1449,6 +1780,60 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_spent2_128:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d20, x6
+	mov	v20.d[1], x7
+	add	v21.16b, v20.16b, v19.16b
+	aese	v20.16b, v0.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v0.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v1.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v1.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v2.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v2.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v3.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v3.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v4.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v4.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v5.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v5.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v6.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v6.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v7.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v7.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v16.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v16.16b
+	aesmc	v21.16b, v21.16b
+	ldp	q22, q23, [x2], #32
+	aese	v20.16b, v17.16b
+	aese	v21.16b, v17.16b
+	eor	v20.16b, v20.16b, v18.16b
+	eor	v20.16b, v20.16b, v22.16b
+	eor	v21.16b, v21.16b, v18.16b
+	eor	v21.16b, v21.16b, v23.16b
+	stp	q20, q21, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_single128:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
@@ -1507,9 +1892,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #0
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_4
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #1
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast128
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_4:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_single_spent128
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q21, [x0, #352]
 	rev	x8, x5
@@ -1587,6 +1985,58 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_end128
+.Laesgen_armv8_ce_face_r1_xor_stream_single_spent128:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d20, x6
+	mov	v20.d[1], x7
+	aese	v20.16b, v0.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v1.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v2.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v3.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v4.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v5.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v6.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v7.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v16.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v17.16b
+	eor	v20.16b, v20.16b, v18.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_3
+	ldr	q21, [x2], #16
+	eor	v20.16b, v20.16b, v21.16b
+	str	q20, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_3:
+	str	q20, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_3:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_3
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_end128
 .Laesgen_armv8_ce_face_r1_xor_stream_end128:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_return
@@ -1612,6 +2062,8 @@ aesgen_armv8_ce_face_r1_xor_stream:
 .Laesgen_armv8_ce_face_r1_xor_stream_restart:
 	stp	x6, x7, [x0, #312]
 	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok128
 .Laesgen_armv8_ce_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -1854,9 +2306,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #7
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_5
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #8
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_192
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_5:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent8_192
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q30, [x0, #352]
 	rev	x8, x5
@@ -2120,6 +2585,230 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_spent8_192:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d22, x6
+	mov	v22.d[1], x7
+	add	v23.16b, v22.16b, v21.16b
+	add	v24.16b, v23.16b, v21.16b
+	add	v25.16b, v24.16b, v21.16b
+	add	v26.16b, v25.16b, v21.16b
+	add	v27.16b, v26.16b, v21.16b
+	add	v28.16b, v27.16b, v21.16b
+	add	v29.16b, v28.16b, v21.16b
+	aese	v22.16b, v0.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v0.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v0.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v0.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v0.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v0.16b
+	aesmc	v29.16b, v29.16b
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v1.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v1.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v1.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v1.16b
+	aesmc	v29.16b, v29.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v2.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v2.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v2.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v2.16b
+	aesmc	v29.16b, v29.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v3.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v3.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v3.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v3.16b
+	aesmc	v29.16b, v29.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v4.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v4.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v4.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v4.16b
+	aesmc	v29.16b, v29.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v5.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v5.16b
+	aesmc	v29.16b, v29.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v6.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v6.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v6.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v6.16b
+	aesmc	v29.16b, v29.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v7.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v7.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v7.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v7.16b
+	aesmc	v29.16b, v29.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v16.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
+	aese	v22.16b, v18.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v18.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v18.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v18.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v18.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v18.16b
+	aesmc	v29.16b, v29.16b
+	ldp	q30, q31, [x2], #32
+	aese	v22.16b, v19.16b
+	aese	v23.16b, v19.16b
+	eor	v22.16b, v22.16b, v20.16b
+	eor	v22.16b, v22.16b, v30.16b
+	eor	v23.16b, v23.16b, v20.16b
+	eor	v23.16b, v23.16b, v31.16b
+	stp	q22, q23, [x1], #32
+	ldp	q22, q23, [x2], #32
+	aese	v24.16b, v19.16b
+	aese	v25.16b, v19.16b
+	eor	v24.16b, v24.16b, v20.16b
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v25.16b, v25.16b, v20.16b
+	eor	v25.16b, v25.16b, v23.16b
+	stp	q24, q25, [x1], #32
+	ldp	q22, q23, [x2], #32
+	aese	v26.16b, v19.16b
+	aese	v27.16b, v19.16b
+	eor	v26.16b, v26.16b, v20.16b
+	eor	v26.16b, v26.16b, v22.16b
+	eor	v27.16b, v27.16b, v20.16b
+	eor	v27.16b, v27.16b, v23.16b
+	stp	q26, q27, [x1], #32
+	ldp	q22, q23, [x2], #32
+	aese	v28.16b, v19.16b
+	aese	v29.16b, v19.16b
+	eor	v28.16b, v28.16b, v20.16b
+	eor	v28.16b, v28.16b, v22.16b
+	eor	v29.16b, v29.16b, v20.16b
+	eor	v29.16b, v29.16b, v23.16b
+	stp	q28, q29, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_192
@@ -2240,9 +2929,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #3
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_6
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #4
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_192
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_6:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent4_192
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q26, [x0, #352]
 	rev	x8, x5
@@ -2390,6 +3092,122 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_spent4_192:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d22, x6
+	mov	v22.d[1], x7
+	add	v23.16b, v22.16b, v21.16b
+	add	v24.16b, v23.16b, v21.16b
+	add	v25.16b, v24.16b, v21.16b
+	aese	v22.16b, v0.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v0.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v18.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v18.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	ldp	q26, q27, [x2], #32
+	aese	v22.16b, v19.16b
+	aese	v23.16b, v19.16b
+	eor	v22.16b, v22.16b, v20.16b
+	eor	v22.16b, v22.16b, v26.16b
+	eor	v23.16b, v23.16b, v20.16b
+	eor	v23.16b, v23.16b, v27.16b
+	stp	q22, q23, [x1], #32
+	ldp	q22, q23, [x2], #32
+	aese	v24.16b, v19.16b
+	aese	v25.16b, v19.16b
+	eor	v24.16b, v24.16b, v20.16b
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v25.16b, v25.16b, v20.16b
+	eor	v25.16b, v25.16b, v23.16b
+	stp	q24, q25, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single192
@@ -2460,9 +3278,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #1
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_7
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #2
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_192
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_7:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent2_192
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q24, [x0, #352]
 	rev	x8, x5
@@ -2552,6 +3383,68 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_spent2_192:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d22, x6
+	mov	v22.d[1], x7
+	add	v23.16b, v22.16b, v21.16b
+	aese	v22.16b, v0.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v0.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v18.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v18.16b
+	aesmc	v23.16b, v23.16b
+	ldp	q24, q25, [x2], #32
+	aese	v22.16b, v19.16b
+	aese	v23.16b, v19.16b
+	eor	v22.16b, v22.16b, v20.16b
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v23.16b, v23.16b, v20.16b
+	eor	v23.16b, v23.16b, v25.16b
+	stp	q22, q23, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_single192:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
@@ -2584,7 +3477,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v22.16b, v19.16b
 	eor	v22.16b, v22.16b, v20.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_4
 	ldr	q23, [x2], #16
 	eor	v22.16b, v22.16b, v23.16b
 	str	q22, [x1], #16
@@ -2592,20 +3485,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_3:
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_4:
 	str	q22, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_3:
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_4:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_4
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -2614,9 +3507,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #0
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_8
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #1
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast192
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_8:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_single_spent192
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q23, [x0, #352]
 	rev	x8, x5
@@ -2672,7 +3578,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v22.16b, v19.16b
 	eor	v22.16b, v22.16b, v20.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_4
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_5
 	ldr	q23, [x2], #16
 	eor	v22.16b, v22.16b, v23.16b
 	str	q22, [x1], #16
@@ -2680,20 +3586,76 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_4:
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_5:
 	str	q22, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_4:
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_5:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_4
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_5
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_end192
+.Laesgen_armv8_ce_face_r1_xor_stream_single_spent192:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d22, x6
+	mov	v22.d[1], x7
+	aese	v22.16b, v0.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v18.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v19.16b
+	eor	v22.16b, v22.16b, v20.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_6
+	ldr	q23, [x2], #16
+	eor	v22.16b, v22.16b, v23.16b
+	str	q22, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_6:
+	str	q22, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_6:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_6
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -2723,6 +3685,8 @@ aesgen_armv8_ce_face_r1_xor_stream:
 .Laesgen_armv8_ce_face_r1_xor_stream_restart_2:
 	stp	x6, x7, [x0, #312]
 	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok192
 .Laesgen_armv8_ce_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -2998,9 +3962,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #7
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_9
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #8
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_256
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_9:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent8_256
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q8, [x0, #352]
 	rev	x8, x5
@@ -3296,6 +4273,262 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_spent8_256:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d24, x6
+	mov	v24.d[1], x7
+	add	v25.16b, v24.16b, v23.16b
+	add	v26.16b, v25.16b, v23.16b
+	add	v27.16b, v26.16b, v23.16b
+	add	v28.16b, v27.16b, v23.16b
+	add	v29.16b, v28.16b, v23.16b
+	add	v30.16b, v29.16b, v23.16b
+	add	v31.16b, v30.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v0.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v0.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v0.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v0.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v0.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v0.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v1.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v1.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v1.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v1.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v1.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v1.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v2.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v2.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v2.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v2.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v2.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v2.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v3.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v3.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v3.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v3.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v3.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v3.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v4.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v4.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v4.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v4.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v4.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v4.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v5.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v5.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v5.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v5.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v6.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v6.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v6.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v6.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v6.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v6.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v7.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v7.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v7.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v7.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v7.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v7.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v16.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v16.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v16.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v17.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v17.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v18.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v18.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v18.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v18.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v18.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v18.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v19.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v19.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v19.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v19.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v19.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v19.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v19.16b
+	aesmc	v31.16b, v31.16b
+	aese	v24.16b, v20.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v20.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v20.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v20.16b
+	aesmc	v27.16b, v27.16b
+	aese	v28.16b, v20.16b
+	aesmc	v28.16b, v28.16b
+	aese	v29.16b, v20.16b
+	aesmc	v29.16b, v29.16b
+	aese	v30.16b, v20.16b
+	aesmc	v30.16b, v30.16b
+	aese	v31.16b, v20.16b
+	aesmc	v31.16b, v31.16b
+	ldp	q8, q9, [x2], #32
+	aese	v24.16b, v21.16b
+	aese	v25.16b, v21.16b
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v24.16b, v24.16b, v8.16b
+	eor	v25.16b, v25.16b, v22.16b
+	eor	v25.16b, v25.16b, v9.16b
+	stp	q24, q25, [x1], #32
+	ldp	q24, q25, [x2], #32
+	aese	v26.16b, v21.16b
+	aese	v27.16b, v21.16b
+	eor	v26.16b, v26.16b, v22.16b
+	eor	v26.16b, v26.16b, v24.16b
+	eor	v27.16b, v27.16b, v22.16b
+	eor	v27.16b, v27.16b, v25.16b
+	stp	q26, q27, [x1], #32
+	ldp	q24, q25, [x2], #32
+	aese	v28.16b, v21.16b
+	aese	v29.16b, v21.16b
+	eor	v28.16b, v28.16b, v22.16b
+	eor	v28.16b, v28.16b, v24.16b
+	eor	v29.16b, v29.16b, v22.16b
+	eor	v29.16b, v29.16b, v25.16b
+	stp	q28, q29, [x1], #32
+	ldp	q24, q25, [x2], #32
+	aese	v30.16b, v21.16b
+	aese	v31.16b, v21.16b
+	eor	v30.16b, v30.16b, v22.16b
+	eor	v30.16b, v30.16b, v24.16b
+	eor	v31.16b, v31.16b, v22.16b
+	eor	v31.16b, v31.16b, v25.16b
+	stp	q30, q31, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_256
@@ -3432,9 +4665,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #3
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_10
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #4
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_256
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_10:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent4_256
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	rev	x8, x5
@@ -3598,6 +4844,138 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_spent4_256:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d24, x6
+	mov	v24.d[1], x7
+	add	v25.16b, v24.16b, v23.16b
+	add	v26.16b, v25.16b, v23.16b
+	add	v27.16b, v26.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v0.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v0.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v1.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v1.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v2.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v2.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v3.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v3.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v4.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v4.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v6.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v6.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v7.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v7.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v16.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v18.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v18.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v19.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v19.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v19.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v20.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v20.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v20.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v20.16b
+	aesmc	v27.16b, v27.16b
+	ldp	q28, q29, [x2], #32
+	aese	v24.16b, v21.16b
+	aese	v25.16b, v21.16b
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v24.16b, v24.16b, v28.16b
+	eor	v25.16b, v25.16b, v22.16b
+	eor	v25.16b, v25.16b, v29.16b
+	stp	q24, q25, [x1], #32
+	ldp	q24, q25, [x2], #32
+	aese	v26.16b, v21.16b
+	aese	v27.16b, v21.16b
+	eor	v26.16b, v26.16b, v22.16b
+	eor	v26.16b, v26.16b, v24.16b
+	eor	v27.16b, v27.16b, v22.16b
+	eor	v27.16b, v27.16b, v25.16b
+	stp	q26, q27, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single256
@@ -3676,9 +5054,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #1
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_11
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #2
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_256
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_11:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent2_256
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q26, [x0, #352]
 	rev	x8, x5
@@ -3776,6 +5167,76 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_spent2_256:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d24, x6
+	mov	v24.d[1], x7
+	add	v25.16b, v24.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v19.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v20.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v20.16b
+	aesmc	v25.16b, v25.16b
+	ldp	q26, q27, [x2], #32
+	aese	v24.16b, v21.16b
+	aese	v25.16b, v21.16b
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v25.16b, v25.16b, v22.16b
+	eor	v25.16b, v25.16b, v27.16b
+	stp	q24, q25, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_single256:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
@@ -3812,7 +5273,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v24.16b, v21.16b
 	eor	v24.16b, v24.16b, v22.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_5
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_7
 	ldr	q25, [x2], #16
 	eor	v24.16b, v24.16b, v25.16b
 	str	q24, [x1], #16
@@ -3820,20 +5281,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_5:
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_7:
 	str	q24, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_5:
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_7:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_5
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_7
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -3842,9 +5303,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldp	x7, x8, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	add	x9, x7, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	add	x10, x8, #0
+	cmp	x9, x10
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_12
+	movz	x9, #0xffff, lsl #0
+	str	x9, [x0, #344]
 	add	x7, x7, #1
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast256
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_12:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_single_spent256
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
 	ldr	q25, [x0, #352]
 	rev	x8, x5
@@ -3904,7 +5378,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v24.16b, v21.16b
 	eor	v24.16b, v24.16b, v22.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_6
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_8
 	ldr	q25, [x2], #16
 	eor	v24.16b, v24.16b, v25.16b
 	str	q24, [x1], #16
@@ -3912,20 +5386,80 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_6:
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_8:
 	str	q24, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_6:
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_8:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_6
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_8
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_end256
+.Laesgen_armv8_ce_face_r1_xor_stream_single_spent256:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d24, x6
+	mov	v24.d[1], x7
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v20.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v21.16b
+	eor	v24.16b, v24.16b, v22.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_9
+	ldr	q25, [x2], #16
+	eor	v24.16b, v24.16b, v25.16b
+	str	q24, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_9:
+	str	q24, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_9:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_9
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -3955,6 +5489,8 @@ aesgen_armv8_ce_face_r1_xor_stream:
 .Laesgen_armv8_ce_face_r1_xor_stream_restart_3:
 	stp	x6, x7, [x0, #312]
 	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok256
 .Laesgen_armv8_ce_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

@@ -6907,9 +6907,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #8
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #7
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #8
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
 	rev	x9, x5
@@ -7853,46 +7866,53 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128:
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
-	cmp	x6, #252
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128:
-	add	x6, x0, x6, lsl #2
-	ldr	q5, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v3.16b, v3.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x7, #560]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
 	ushr	v20.16b, v3.16b, #1
 	shl	v21.16b, v4.16b, #1
 	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -7927,181 +7947,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v24.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #1680]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v24.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #1712]
-	eor	v23.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldr	q22, [x0, #1728]
-	ldr	q24, [x0, #1664]
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldr	q23, [x0, #1696]
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q25, [x0, #1744]
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v20.16b
-	tbl	v21.16b, {v4.16b}, v20.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v20.16b
-	tbl	v27.16b, {v5.16b}, v20.16b
-	tbl	v28.16b, {v3.16b}, v20.16b
-	tbl	v29.16b, {v18.16b}, v20.16b
-	tbl	v30.16b, {v16.16b}, v20.16b
-	tbl	v20.16b, {v2.16b}, v20.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v26.16b, v21.16b, v26.16b
-	ldr	q31, [x0, #1760]
-	ldr	q8, [x0, #1776]
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v28.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v18.16b, v18.16b, v29.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v19.16b, v19.16b, v24.16b
-	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v7.16b, v28.16b, v22.16b
-	eor	v22.16b, v27.16b, v23.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v23.16b, v29.16b, v31.16b
-	tbl	v17.16b, {v17.16b}, v21.16b
-	eor	v6.16b, v6.16b, v5.16b
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v24.16b, v30.16b, v8.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v21.16b
-	eor	v26.16b, v26.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v21.16b
-	eor	v22.16b, v22.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v21.16b
-	eor	v6.16b, v6.16b, v16.16b
-	tbl	v27.16b, {v3.16b}, v21.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v28.16b, {v2.16b}, v21.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v29.16b, {v18.16b}, v21.16b
-	eor	v23.16b, v23.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v21.16b
-	eor	v24.16b, v24.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v26.16b, v25.16b
-	eor	v3.16b, v22.16b, v5.16b
-	eor	v4.16b, v6.16b, v4.16b
-	eor	v5.16b, v7.16b, v27.16b
-	eor	v6.16b, v20.16b, v28.16b
-	eor	v7.16b, v23.16b, v29.16b
-	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
+	mov	x6, #1536
 	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	add	x8, x7, #0
+	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -8271,132 +8120,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #2688]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #2704]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #2720]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #2736]
-	ldr	q23, [x0, #2752]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #2768]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #2784]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #2800]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -8440,380 +8163,66 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
 	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
 	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128
-	add	x8, x0, x6, lsl #2
-	ldr	q5, [x0, #352]
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
-	ldr	q18, [x7, #560]
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x7, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldr	q17, [x7, #528]
 	movi	v18.16b, #85
-	ushr	v19.16b, v6.16b, #1
-	ushr	v20.16b, v1.16b, #1
-	shl	v21.16b, v2.16b, #1
-	ushr	v22.16b, v3.16b, #1
-	shl	v23.16b, v4.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v20.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v4.16b, v22.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v7.16b, v19.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v3.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v3.16b
-	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v7.16b
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v24.16b, v2.16b, v23.16b
-	eor	v6.16b, v6.16b, v23.16b
-	bic	v2.16b, v23.16b, v2.16b
-	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v6.16b
-	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v3.16b
-	eor	v28.16b, v1.16b, v3.16b
-	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor	v7.16b, v7.16b, v26.16b
-	eor	v31.16b, v27.16b, v26.16b
-	and	v8.16b, v20.16b, v26.16b
-	and	v9.16b, v29.16b, v28.16b
-	eor	v10.16b, v1.16b, v26.16b
-	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v7.16b
-	and	v13.16b, v19.16b, v31.16b
-	eor	v4.16b, v30.16b, v4.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v7.16b
-	eor	v11.16b, v8.16b, v11.16b
-	eor	v2.16b, v12.16b, v2.16b
-	eor	v8.16b, v8.16b, v13.16b
-	and	v13.16b, v25.16b, v10.16b
-	eor	v17.16b, v17.16b, v7.16b
-	eor	v4.16b, v4.16b, v11.16b
-	eor	v2.16b, v2.16b, v8.16b
-	eor	v30.16b, v30.16b, v8.16b
-	eor	v8.16b, v12.16b, v13.16b
-	eor	v12.16b, v21.16b, v27.16b
-	eor	v2.16b, v9.16b, v2.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v30.16b, v8.16b, v11.16b
-	eor	v4.16b, v12.16b, v4.16b
-	and	v8.16b, v16.16b, v2.16b
-	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v4.16b
-	eor	v9.16b, v4.16b, v8.16b
-	eor	v8.16b, v17.16b, v8.16b
-	bsl	v9.16b, v2.16b, v17.16b
-	eor	v11.16b, v8.16b, v9.16b
-	eor	v2.16b, v2.16b, v9.16b
-	and	v1.16b, v1.16b, v9.16b
-	and	v6.16b, v6.16b, v9.16b
-	and	v17.16b, v17.16b, v11.16b
-	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v4.16b
-	eor	v2.16b, v2.16b, v17.16b
-	and	v4.16b, v8.16b, v11.16b
-	eor	v16.16b, v8.16b, v9.16b
-	eor	v17.16b, v9.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v9.16b, v10.16b, v8.16b
-	eor	v4.16b, v30.16b, v4.16b
-	and	v20.16b, v20.16b, v16.16b
-	and	v3.16b, v3.16b, v17.16b
-	and	v26.16b, v26.16b, v16.16b
-	and	v17.16b, v22.16b, v17.16b
-	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v25.16b, v8.16b, v4.16b
-	and	v23.16b, v23.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v28.16b
-	and	v4.16b, v24.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v7.16b, v7.16b, v25.16b
-	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v2.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
-	and	v19.16b, v19.16b, v16.16b
-	eor	v23.16b, v7.16b, v23.16b
-	and	v16.16b, v31.16b, v16.16b
-	eor	v25.16b, v18.16b, v1.16b
-	eor	v7.16b, v7.16b, v9.16b
-	ldr	q27, [x0, #1552]
-	eor	v19.16b, v20.16b, v19.16b
-	eor	v3.16b, v3.16b, v23.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v23.16b, v24.16b, v25.16b
-	eor	v1.16b, v1.16b, v7.16b
-	ldr	q7, [x0, #1584]
-	eor	v24.16b, v29.16b, v19.16b
-	eor	v4.16b, v4.16b, v19.16b
-	eor	v19.16b, v26.16b, v16.16b
-	eor	v16.16b, v16.16b, v23.16b
-	ldr	q23, [x0, #1600]
-	ldr	q25, [x0, #1536]
-	eor	v17.16b, v17.16b, v24.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v20.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v22.16b, v22.16b, v16.16b
-	ldr	q24, [x0, #1568]
-	eor	v3.16b, v17.16b, v3.16b
-	eor	v17.16b, v17.16b, v19.16b
-	ldr	q26, [x0, #1616]
-	eor	v18.16b, v18.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v3.16b, v19.16b
-	tbl	v20.16b, {v18.16b}, v21.16b
-	tbl	v22.16b, {v4.16b}, v21.16b
-	eor	v2.16b, v2.16b, v16.16b
-	tbl	v16.16b, {v1.16b}, v21.16b
-	tbl	v28.16b, {v6.16b}, v21.16b
-	tbl	v29.16b, {v3.16b}, v21.16b
-	tbl	v30.16b, {v19.16b}, v21.16b
-	tbl	v31.16b, {v17.16b}, v21.16b
-	tbl	v21.16b, {v2.16b}, v21.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v6.16b, v6.16b, v28.16b
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v27.16b, v22.16b, v27.16b
-	ldr	q8, [x0, #1632]
-	ldr	q9, [x0, #1648]
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v3.16b, v3.16b, v29.16b
-	eor	v2.16b, v2.16b, v21.16b
-	eor	v19.16b, v19.16b, v30.16b
-	eor	v17.16b, v17.16b, v31.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v29.16b, v23.16b
-	eor	v23.16b, v28.16b, v24.16b
-	eor	v21.16b, v21.16b, v26.16b
-	eor	v24.16b, v30.16b, v8.16b
-	tbl	v18.16b, {v18.16b}, v22.16b
-	eor	v7.16b, v7.16b, v6.16b
-	eor	v16.16b, v16.16b, v1.16b
-	eor	v25.16b, v31.16b, v9.16b
-	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v4.16b}, v22.16b
-	eor	v27.16b, v27.16b, v17.16b
-	tbl	v6.16b, {v6.16b}, v22.16b
-	eor	v23.16b, v23.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v22.16b
-	eor	v7.16b, v7.16b, v17.16b
-	tbl	v28.16b, {v3.16b}, v22.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v29.16b, {v2.16b}, v22.16b
-	eor	v21.16b, v21.16b, v3.16b
-	tbl	v30.16b, {v19.16b}, v22.16b
-	eor	v24.16b, v24.16b, v2.16b
-	tbl	v17.16b, {v17.16b}, v22.16b
-	eor	v25.16b, v25.16b, v19.16b
-	eor	v1.16b, v20.16b, v18.16b
-	eor	v2.16b, v27.16b, v26.16b
-	eor	v3.16b, v23.16b, v6.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v6.16b, v16.16b, v28.16b
-	eor	v7.16b, v21.16b, v29.16b
-	eor	v16.16b, v24.16b, v30.16b
-	eor	v17.16b, v25.16b, v17.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v1.16b, #1
+	movi	v19.16b, #51
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ushr	v17.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
 	ushr	v21.16b, v3.16b, #1
 	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v6.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v19.16b, v18.16b
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
 	bit	v4.16b, v21.16b, v18.16b
 	bif	v3.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
 	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	eor	v6.16b, v1.16b, v5.16b
-	str	s6, [x8, #384]
-	eor	v6.16b, v2.16b, v5.16b
-	str	s6, [x8, #388]
-	eor	v6.16b, v3.16b, v5.16b
-	str	s6, [x8, #392]
-	eor	v6.16b, v4.16b, v5.16b
-	str	s6, [x8, #396]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
+	ushr	v17.16b, v1.16b, #2
+	shl	v18.16b, v3.16b, #2
 	ushr	v20.16b, v2.16b, #2
 	shl	v21.16b, v4.16b, #2
 	ushr	v22.16b, v5.16b, #2
 	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
 	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
+	bit	v3.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v2.16b, v21.16b, v19.16b
+	bit	v7.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v6.16b, v25.16b, v19.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
 	ushr	v19.16b, v2.16b, #4
@@ -8831,181 +8240,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v24.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #1680]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v24.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #1712]
-	eor	v23.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldr	q22, [x0, #1728]
-	ldr	q24, [x0, #1664]
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldr	q23, [x0, #1696]
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q25, [x0, #1744]
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v20.16b
-	tbl	v21.16b, {v4.16b}, v20.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v20.16b
-	tbl	v27.16b, {v5.16b}, v20.16b
-	tbl	v28.16b, {v3.16b}, v20.16b
-	tbl	v29.16b, {v18.16b}, v20.16b
-	tbl	v30.16b, {v16.16b}, v20.16b
-	tbl	v20.16b, {v2.16b}, v20.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v26.16b, v21.16b, v26.16b
-	ldr	q31, [x0, #1760]
-	ldr	q8, [x0, #1776]
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v28.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v18.16b, v18.16b, v29.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v19.16b, v19.16b, v24.16b
-	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v7.16b, v28.16b, v22.16b
-	eor	v22.16b, v27.16b, v23.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v23.16b, v29.16b, v31.16b
-	tbl	v17.16b, {v17.16b}, v21.16b
-	eor	v6.16b, v6.16b, v5.16b
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v24.16b, v30.16b, v8.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v21.16b
-	eor	v26.16b, v26.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v21.16b
-	eor	v22.16b, v22.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v21.16b
-	eor	v6.16b, v6.16b, v16.16b
-	tbl	v27.16b, {v3.16b}, v21.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v28.16b, {v2.16b}, v21.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v29.16b, {v18.16b}, v21.16b
-	eor	v23.16b, v23.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v21.16b
-	eor	v24.16b, v24.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v26.16b, v25.16b
-	eor	v3.16b, v22.16b, v5.16b
-	eor	v4.16b, v6.16b, v4.16b
-	eor	v5.16b, v7.16b, v27.16b
-	eor	v6.16b, v20.16b, v28.16b
-	eor	v7.16b, v23.16b, v29.16b
-	eor	v16.16b, v24.16b, v16.16b
-	mov	x8, #1792
-	add	x8, x0, x8
-	add	x9, x7, #64
-	mov	x10, #7
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -9089,30 +8327,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
+	ldp	q20, q24, [x6], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
+	ldp	q27, q29, [x8], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
+	ldp	q6, q23, [x6], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
+	ldp	q22, q25, [x6], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
+	ldp	q26, q28, [x6], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -9173,7 +8411,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
+	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -9344,70 +8582,62 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
 	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
 	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2
-	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2
-	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2:
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x7, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
 	stp	q1, q2, [x1], #32
 	ldp	q1, q2, [x2], #32
 	eor	v3.16b, v3.16b, v1.16b
 	eor	v4.16b, v4.16b, v2.16b
 	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
 	adc	x5, x5, xzr
-	sub	x3, x3, #64
+	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128:
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
-	cmp	x6, #254
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
+	cmp	x6, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128:
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128:
 	add	x6, x0, x6, lsl #2
-	ldr	q3, [x0, #352]
+	ldr	q5, [x0, #352]
 	ldr	s1, [x6, #384]
 	ldr	s2, [x6, #388]
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
+	ldr	s3, [x6, #392]
+	ldr	s4, [x6, #396]
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v3.16b, v3.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -9959,97 +9189,120 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
 	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
 	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
 	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x7, #592]
+	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
 	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
 	adc	x5, x5, xzr
-	sub	x3, x3, #32
+	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
-	add	x8, x8, #2
+	add	x10, x8, #4
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #3
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
+	add	x8, x8, #4
 	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
-	ldr	q3, [x0, #352]
+	ldr	q5, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q16, [x0]
 	ldr	q18, [x7, #560]
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
 	movi	v18.16b, #85
-	ushr	v19.16b, v4.16b, #1
-	shl	v20.16b, v5.16b, #1
-	ushr	v21.16b, v6.16b, #1
-	ushr	v22.16b, v1.16b, #1
-	shl	v23.16b, v2.16b, #1
+	ushr	v19.16b, v6.16b, #1
+	ushr	v20.16b, v1.16b, #1
+	shl	v21.16b, v2.16b, #1
+	ushr	v22.16b, v3.16b, #1
+	shl	v23.16b, v4.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v5.16b, v19.16b, v18.16b
-	bit	v2.16b, v22.16b, v18.16b
-	bif	v1.16b, v23.16b, v18.16b
-	bif	v4.16b, v20.16b, v18.16b
-	bit	v7.16b, v21.16b, v18.16b
+	bit	v2.16b, v20.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v4.16b, v22.16b, v18.16b
+	bif	v3.16b, v23.16b, v18.16b
+	bit	v7.16b, v19.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
+	shl	v20.16b, v3.16b, #2
 	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
+	shl	v22.16b, v4.16b, #2
 	ushr	v23.16b, v6.16b, #2
 	shl	v24.16b, v16.16b, #2
 	ushr	v25.16b, v7.16b, #2
 	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
+	bit	v3.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
 	bif	v2.16b, v22.16b, v18.16b
 	bit	v16.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
@@ -10059,39 +9312,39 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v19.16b, v1.16b, #4
 	ushr	v20.16b, v2.16b, #4
 	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
+	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
 	bit	v7.16b, v20.16b, v18.16b
 	bif	v2.16b, v23.16b, v18.16b
 	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v4.16b
+	eor	v19.16b, v6.16b, v3.16b
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v4.16b
+	eor	v21.16b, v17.16b, v3.16b
 	eor	v22.16b, v19.16b, v18.16b
 	eor	v23.16b, v1.16b, v7.16b
-	eor	v5.16b, v5.16b, v22.16b
+	eor	v4.16b, v4.16b, v22.16b
 	eor	v24.16b, v2.16b, v23.16b
 	eor	v6.16b, v6.16b, v23.16b
 	bic	v2.16b, v23.16b, v2.16b
 	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
-	and	v5.16b, v1.16b, v6.16b
+	eor	v16.16b, v16.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v6.16b
 	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v4.16b
-	eor	v28.16b, v1.16b, v4.16b
+	eor	v27.16b, v7.16b, v3.16b
+	eor	v28.16b, v1.16b, v3.16b
 	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v4.16b
+	and	v30.16b, v22.16b, v3.16b
 	eor	v7.16b, v7.16b, v26.16b
 	eor	v31.16b, v27.16b, v26.16b
 	and	v8.16b, v20.16b, v26.16b
@@ -10100,7 +9353,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v11.16b, v21.16b, v27.16b
 	and	v12.16b, v18.16b, v7.16b
 	and	v13.16b, v19.16b, v31.16b
-	eor	v5.16b, v30.16b, v5.16b
+	eor	v4.16b, v30.16b, v4.16b
 	eor	v30.16b, v30.16b, v9.16b
 	eor	v9.16b, v18.16b, v7.16b
 	eor	v11.16b, v8.16b, v11.16b
@@ -10108,7 +9361,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v8.16b, v8.16b, v13.16b
 	and	v13.16b, v25.16b, v10.16b
 	eor	v17.16b, v17.16b, v7.16b
-	eor	v5.16b, v5.16b, v11.16b
+	eor	v4.16b, v4.16b, v11.16b
 	eor	v2.16b, v2.16b, v8.16b
 	eor	v30.16b, v30.16b, v8.16b
 	eor	v8.16b, v12.16b, v13.16b
@@ -10116,11 +9369,11 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v9.16b, v2.16b
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v30.16b, v8.16b, v11.16b
-	eor	v5.16b, v12.16b, v5.16b
+	eor	v4.16b, v12.16b, v4.16b
 	and	v8.16b, v16.16b, v2.16b
 	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v5.16b
-	eor	v9.16b, v5.16b, v8.16b
+	eor	v30.16b, v16.16b, v4.16b
+	eor	v9.16b, v4.16b, v8.16b
 	eor	v8.16b, v17.16b, v8.16b
 	bsl	v9.16b, v2.16b, v17.16b
 	eor	v11.16b, v8.16b, v9.16b
@@ -10129,26 +9382,26 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v6.16b, v6.16b, v9.16b
 	and	v17.16b, v17.16b, v11.16b
 	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v5.16b
+	bsl	v8.16b, v16.16b, v4.16b
 	eor	v2.16b, v2.16b, v17.16b
-	and	v5.16b, v8.16b, v11.16b
+	and	v4.16b, v8.16b, v11.16b
 	eor	v16.16b, v8.16b, v9.16b
 	eor	v17.16b, v9.16b, v2.16b
 	and	v28.16b, v28.16b, v2.16b
 	and	v29.16b, v29.16b, v2.16b
 	and	v9.16b, v10.16b, v8.16b
-	eor	v5.16b, v30.16b, v5.16b
+	eor	v4.16b, v30.16b, v4.16b
 	and	v20.16b, v20.16b, v16.16b
-	and	v4.16b, v4.16b, v17.16b
+	and	v3.16b, v3.16b, v17.16b
 	and	v26.16b, v26.16b, v16.16b
 	and	v17.16b, v22.16b, v17.16b
 	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v25.16b, v8.16b, v5.16b
-	and	v23.16b, v23.16b, v5.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v4.16b, v4.16b, v28.16b
-	and	v5.16b, v24.16b, v5.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v25.16b, v8.16b, v4.16b
+	and	v23.16b, v23.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v28.16b
+	and	v4.16b, v24.16b, v4.16b
 	eor	v16.16b, v2.16b, v16.16b
 	and	v7.16b, v7.16b, v25.16b
 	and	v18.16b, v18.16b, v25.16b
@@ -10162,13 +9415,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v9.16b
 	ldr	q27, [x0, #1552]
 	eor	v19.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v23.16b
+	eor	v3.16b, v3.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v25.16b
 	eor	v1.16b, v1.16b, v7.16b
 	ldr	q7, [x0, #1584]
 	eor	v24.16b, v29.16b, v19.16b
-	eor	v5.16b, v5.16b, v19.16b
+	eor	v4.16b, v4.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
 	ldr	q23, [x0, #1600]
@@ -10176,24 +9429,24 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v24.16b
 	eor	v6.16b, v6.16b, v24.16b
 	eor	v20.16b, v20.16b, v19.16b
-	eor	v5.16b, v5.16b, v1.16b
+	eor	v4.16b, v4.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
 	ldr	q24, [x0, #1568]
-	eor	v4.16b, v17.16b, v4.16b
+	eor	v3.16b, v17.16b, v3.16b
 	eor	v17.16b, v17.16b, v19.16b
 	ldr	q26, [x0, #1616]
-	eor	v18.16b, v18.16b, v5.16b
-	eor	v5.16b, v16.16b, v5.16b
+	eor	v18.16b, v18.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
 	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
+	eor	v1.16b, v1.16b, v3.16b
 	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v4.16b, v19.16b
+	eor	v19.16b, v3.16b, v19.16b
 	tbl	v20.16b, {v18.16b}, v21.16b
-	tbl	v22.16b, {v5.16b}, v21.16b
+	tbl	v22.16b, {v4.16b}, v21.16b
 	eor	v2.16b, v2.16b, v16.16b
 	tbl	v16.16b, {v1.16b}, v21.16b
 	tbl	v28.16b, {v6.16b}, v21.16b
-	tbl	v29.16b, {v4.16b}, v21.16b
+	tbl	v29.16b, {v3.16b}, v21.16b
 	tbl	v30.16b, {v19.16b}, v21.16b
 	tbl	v31.16b, {v17.16b}, v21.16b
 	tbl	v21.16b, {v2.16b}, v21.16b
@@ -10203,8 +9456,8 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v27.16b, v22.16b, v27.16b
 	ldr	q8, [x0, #1632]
 	ldr	q9, [x0, #1648]
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v4.16b, v4.16b, v29.16b
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v3.16b, v3.16b, v29.16b
 	eor	v2.16b, v2.16b, v21.16b
 	eor	v19.16b, v19.16b, v30.16b
 	eor	v17.16b, v17.16b, v31.16b
@@ -10221,24 +9474,24 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v1.16b
 	eor	v25.16b, v31.16b, v9.16b
 	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v5.16b}, v22.16b
+	tbl	v26.16b, {v4.16b}, v22.16b
 	eor	v27.16b, v27.16b, v17.16b
 	tbl	v6.16b, {v6.16b}, v22.16b
-	eor	v23.16b, v23.16b, v5.16b
-	tbl	v5.16b, {v1.16b}, v22.16b
+	eor	v23.16b, v23.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v22.16b
 	eor	v7.16b, v7.16b, v17.16b
-	tbl	v28.16b, {v4.16b}, v22.16b
+	tbl	v28.16b, {v3.16b}, v22.16b
 	eor	v16.16b, v16.16b, v17.16b
 	tbl	v29.16b, {v2.16b}, v22.16b
-	eor	v21.16b, v21.16b, v4.16b
+	eor	v21.16b, v21.16b, v3.16b
 	tbl	v30.16b, {v19.16b}, v22.16b
 	eor	v24.16b, v24.16b, v2.16b
 	tbl	v17.16b, {v17.16b}, v22.16b
 	eor	v25.16b, v25.16b, v19.16b
 	eor	v1.16b, v20.16b, v18.16b
 	eor	v2.16b, v27.16b, v26.16b
-	eor	v4.16b, v23.16b, v6.16b
-	eor	v5.16b, v7.16b, v5.16b
+	eor	v3.16b, v23.16b, v6.16b
+	eor	v4.16b, v7.16b, v4.16b
 	eor	v6.16b, v16.16b, v28.16b
 	eor	v7.16b, v21.16b, v29.16b
 	eor	v16.16b, v24.16b, v30.16b
@@ -10246,32 +9499,32 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v4.16b, #1
-	shl	v22.16b, v5.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
 	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
 	bit	v2.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v4.16b, v22.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
 	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
+	shl	v20.16b, v3.16b, #2
 	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
+	shl	v22.16b, v4.16b, #2
 	ushr	v23.16b, v6.16b, #2
 	shl	v24.16b, v16.16b, #2
 	ushr	v25.16b, v7.16b, #2
 	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
+	bit	v3.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
 	bif	v2.16b, v22.16b, v18.16b
 	bit	v16.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
@@ -10281,25 +9534,27 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v19.16b, v1.16b, #4
 	ushr	v20.16b, v2.16b, #4
 	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
+	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
 	bit	v7.16b, v20.16b, v18.16b
 	bif	v2.16b, v23.16b, v18.16b
 	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	eor	v4.16b, v1.16b, v3.16b
-	str	s4, [x8, #384]
-	eor	v4.16b, v2.16b, v3.16b
-	str	s4, [x8, #388]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
+	bif	v4.16b, v26.16b, v18.16b
+	eor	v6.16b, v1.16b, v5.16b
+	str	s6, [x8, #384]
+	eor	v6.16b, v2.16b, v5.16b
+	str	s6, [x8, #388]
+	eor	v6.16b, v3.16b, v5.16b
+	str	s6, [x8, #392]
+	eor	v6.16b, v4.16b, v5.16b
+	str	s6, [x8, #396]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -10851,6 +10106,2272 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
 	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x7, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2:
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x7, #560]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x7, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	q17, [x7, #528]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2688]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2704]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2720]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2736]
+	ldr	q23, [x0, #2752]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #2768]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #2784]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #2800]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x7, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
+	cmp	x6, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128:
+	add	x6, x0, x6, lsl #2
+	ldr	q3, [x0, #352]
+	ldr	s1, [x6, #384]
+	ldr	s2, [x6, #388]
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v3.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x7, #32]
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v24.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #1680]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v24.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #1712]
+	eor	v23.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldr	q22, [x0, #1728]
+	ldr	q24, [x0, #1664]
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldr	q23, [x0, #1696]
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q25, [x0, #1744]
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v20.16b
+	tbl	v21.16b, {v4.16b}, v20.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v20.16b
+	tbl	v27.16b, {v5.16b}, v20.16b
+	tbl	v28.16b, {v3.16b}, v20.16b
+	tbl	v29.16b, {v18.16b}, v20.16b
+	tbl	v30.16b, {v16.16b}, v20.16b
+	tbl	v20.16b, {v2.16b}, v20.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v26.16b, v21.16b, v26.16b
+	ldr	q31, [x0, #1760]
+	ldr	q8, [x0, #1776]
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v28.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v18.16b, v18.16b, v29.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v19.16b, v19.16b, v24.16b
+	eor	v26.16b, v26.16b, v17.16b
+	ldr	q21, [x7, #48]
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v7.16b, v28.16b, v22.16b
+	eor	v22.16b, v27.16b, v23.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v23.16b, v29.16b, v31.16b
+	tbl	v17.16b, {v17.16b}, v21.16b
+	eor	v6.16b, v6.16b, v5.16b
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v24.16b, v30.16b, v8.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v21.16b
+	eor	v26.16b, v26.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v21.16b
+	eor	v22.16b, v22.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v21.16b
+	eor	v6.16b, v6.16b, v16.16b
+	tbl	v27.16b, {v3.16b}, v21.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v28.16b, {v2.16b}, v21.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v29.16b, {v18.16b}, v21.16b
+	eor	v23.16b, v23.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v21.16b
+	eor	v24.16b, v24.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v26.16b, v25.16b
+	eor	v3.16b, v22.16b, v5.16b
+	eor	v4.16b, v6.16b, v4.16b
+	eor	v5.16b, v7.16b, v27.16b
+	eor	v6.16b, v20.16b, v28.16b
+	eor	v7.16b, v23.16b, v29.16b
+	eor	v16.16b, v24.16b, v16.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2688]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2704]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2720]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2736]
+	ldr	q23, [x0, #2752]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #2768]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #2784]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #2800]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128:
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x10, x8, #2
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #1
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
+	add	x8, x0, x6, lsl #2
+	ldr	q3, [x0, #352]
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q6, [x0]
+	ldr	q18, [x7, #560]
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v2.16b, v2.16b, v6.16b
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v4.16b, #1
+	shl	v20.16b, v5.16b, #1
+	ushr	v21.16b, v6.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v2.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v2.16b, v22.16b, v18.16b
+	bif	v1.16b, v23.16b, v18.16b
+	bif	v4.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v4.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v5.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v4.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v4.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v5.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
+	eor	v18.16b, v17.16b, v2.16b
+	eor	v19.16b, v6.16b, v4.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v20.16b, v17.16b, v6.16b
+	eor	v21.16b, v17.16b, v4.16b
+	eor	v22.16b, v19.16b, v18.16b
+	eor	v23.16b, v1.16b, v7.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v24.16b, v2.16b, v23.16b
+	eor	v6.16b, v6.16b, v23.16b
+	bic	v2.16b, v23.16b, v2.16b
+	eor	v25.16b, v17.16b, v23.16b
+	eor	v16.16b, v16.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	and	v5.16b, v1.16b, v6.16b
+	eor	v26.16b, v20.16b, v16.16b
+	eor	v27.16b, v7.16b, v4.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor	v29.16b, v21.16b, v24.16b
+	and	v30.16b, v22.16b, v4.16b
+	eor	v7.16b, v7.16b, v26.16b
+	eor	v31.16b, v27.16b, v26.16b
+	and	v8.16b, v20.16b, v26.16b
+	and	v9.16b, v29.16b, v28.16b
+	eor	v10.16b, v1.16b, v26.16b
+	and	v11.16b, v21.16b, v27.16b
+	and	v12.16b, v18.16b, v7.16b
+	and	v13.16b, v19.16b, v31.16b
+	eor	v5.16b, v30.16b, v5.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v9.16b, v18.16b, v7.16b
+	eor	v11.16b, v8.16b, v11.16b
+	eor	v2.16b, v12.16b, v2.16b
+	eor	v8.16b, v8.16b, v13.16b
+	and	v13.16b, v25.16b, v10.16b
+	eor	v17.16b, v17.16b, v7.16b
+	eor	v5.16b, v5.16b, v11.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v8.16b, v12.16b, v13.16b
+	eor	v12.16b, v21.16b, v27.16b
+	eor	v2.16b, v9.16b, v2.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v30.16b, v8.16b, v11.16b
+	eor	v5.16b, v12.16b, v5.16b
+	and	v8.16b, v16.16b, v2.16b
+	eor	v17.16b, v17.16b, v30.16b
+	eor	v30.16b, v16.16b, v5.16b
+	eor	v9.16b, v5.16b, v8.16b
+	eor	v8.16b, v17.16b, v8.16b
+	bsl	v9.16b, v2.16b, v17.16b
+	eor	v11.16b, v8.16b, v9.16b
+	eor	v2.16b, v2.16b, v9.16b
+	and	v1.16b, v1.16b, v9.16b
+	and	v6.16b, v6.16b, v9.16b
+	and	v17.16b, v17.16b, v11.16b
+	eor	v11.16b, v8.16b, v17.16b
+	bsl	v8.16b, v16.16b, v5.16b
+	eor	v2.16b, v2.16b, v17.16b
+	and	v5.16b, v8.16b, v11.16b
+	eor	v16.16b, v8.16b, v9.16b
+	eor	v17.16b, v9.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v9.16b, v10.16b, v8.16b
+	eor	v5.16b, v30.16b, v5.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v4.16b, v4.16b, v17.16b
+	and	v26.16b, v26.16b, v16.16b
+	and	v17.16b, v22.16b, v17.16b
+	and	v22.16b, v25.16b, v8.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v25.16b, v8.16b, v5.16b
+	and	v23.16b, v23.16b, v5.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v4.16b, v4.16b, v28.16b
+	and	v5.16b, v24.16b, v5.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v7.16b, v7.16b, v25.16b
+	and	v18.16b, v18.16b, v25.16b
+	and	v24.16b, v27.16b, v2.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x7]
+	and	v19.16b, v19.16b, v16.16b
+	eor	v23.16b, v7.16b, v23.16b
+	and	v16.16b, v31.16b, v16.16b
+	eor	v25.16b, v18.16b, v1.16b
+	eor	v7.16b, v7.16b, v9.16b
+	ldr	q27, [x0, #1552]
+	eor	v19.16b, v20.16b, v19.16b
+	eor	v4.16b, v4.16b, v23.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v23.16b, v24.16b, v25.16b
+	eor	v1.16b, v1.16b, v7.16b
+	ldr	q7, [x0, #1584]
+	eor	v24.16b, v29.16b, v19.16b
+	eor	v5.16b, v5.16b, v19.16b
+	eor	v19.16b, v26.16b, v16.16b
+	eor	v16.16b, v16.16b, v23.16b
+	ldr	q23, [x0, #1600]
+	ldr	q25, [x0, #1536]
+	eor	v17.16b, v17.16b, v24.16b
+	eor	v6.16b, v6.16b, v24.16b
+	eor	v20.16b, v20.16b, v19.16b
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v22.16b, v22.16b, v16.16b
+	ldr	q24, [x0, #1568]
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v19.16b
+	ldr	q26, [x0, #1616]
+	eor	v18.16b, v18.16b, v5.16b
+	eor	v5.16b, v16.16b, v5.16b
+	eor	v16.16b, v22.16b, v20.16b
+	eor	v1.16b, v1.16b, v4.16b
+	eor	v6.16b, v22.16b, v6.16b
+	eor	v19.16b, v4.16b, v19.16b
+	tbl	v20.16b, {v18.16b}, v21.16b
+	tbl	v22.16b, {v5.16b}, v21.16b
+	eor	v2.16b, v2.16b, v16.16b
+	tbl	v16.16b, {v1.16b}, v21.16b
+	tbl	v28.16b, {v6.16b}, v21.16b
+	tbl	v29.16b, {v4.16b}, v21.16b
+	tbl	v30.16b, {v19.16b}, v21.16b
+	tbl	v31.16b, {v17.16b}, v21.16b
+	tbl	v21.16b, {v2.16b}, v21.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v6.16b, v6.16b, v28.16b
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v27.16b, v22.16b, v27.16b
+	ldr	q8, [x0, #1632]
+	ldr	q9, [x0, #1648]
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v4.16b, v4.16b, v29.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v19.16b, v19.16b, v30.16b
+	eor	v17.16b, v17.16b, v31.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v27.16b, v27.16b, v18.16b
+	ldr	q22, [x7, #16]
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v29.16b, v23.16b
+	eor	v23.16b, v28.16b, v24.16b
+	eor	v21.16b, v21.16b, v26.16b
+	eor	v24.16b, v30.16b, v8.16b
+	tbl	v18.16b, {v18.16b}, v22.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v16.16b, v1.16b
+	eor	v25.16b, v31.16b, v9.16b
+	eor	v20.16b, v20.16b, v17.16b
+	tbl	v26.16b, {v5.16b}, v22.16b
+	eor	v27.16b, v27.16b, v17.16b
+	tbl	v6.16b, {v6.16b}, v22.16b
+	eor	v23.16b, v23.16b, v5.16b
+	tbl	v5.16b, {v1.16b}, v22.16b
+	eor	v7.16b, v7.16b, v17.16b
+	tbl	v28.16b, {v4.16b}, v22.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v29.16b, {v2.16b}, v22.16b
+	eor	v21.16b, v21.16b, v4.16b
+	tbl	v30.16b, {v19.16b}, v22.16b
+	eor	v24.16b, v24.16b, v2.16b
+	tbl	v17.16b, {v17.16b}, v22.16b
+	eor	v25.16b, v25.16b, v19.16b
+	eor	v1.16b, v20.16b, v18.16b
+	eor	v2.16b, v27.16b, v26.16b
+	eor	v4.16b, v23.16b, v6.16b
+	eor	v5.16b, v7.16b, v5.16b
+	eor	v6.16b, v16.16b, v28.16b
+	eor	v7.16b, v21.16b, v29.16b
+	eor	v16.16b, v24.16b, v30.16b
+	eor	v17.16b, v25.16b, v17.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
+	ushr	v23.16b, v6.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v4.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v5.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v4.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v4.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v5.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
+	eor	v4.16b, v1.16b, v3.16b
+	str	s4, [x8, #384]
+	eor	v4.16b, v2.16b, v3.16b
+	str	s4, [x8, #388]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x7, #32]
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v24.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #1680]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v24.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #1712]
+	eor	v23.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldr	q22, [x0, #1728]
+	ldr	q24, [x0, #1664]
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldr	q23, [x0, #1696]
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q25, [x0, #1744]
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v20.16b
+	tbl	v21.16b, {v4.16b}, v20.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v20.16b
+	tbl	v27.16b, {v5.16b}, v20.16b
+	tbl	v28.16b, {v3.16b}, v20.16b
+	tbl	v29.16b, {v18.16b}, v20.16b
+	tbl	v30.16b, {v16.16b}, v20.16b
+	tbl	v20.16b, {v2.16b}, v20.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v26.16b, v21.16b, v26.16b
+	ldr	q31, [x0, #1760]
+	ldr	q8, [x0, #1776]
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v28.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v18.16b, v18.16b, v29.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v19.16b, v19.16b, v24.16b
+	eor	v26.16b, v26.16b, v17.16b
+	ldr	q21, [x7, #48]
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v7.16b, v28.16b, v22.16b
+	eor	v22.16b, v27.16b, v23.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v23.16b, v29.16b, v31.16b
+	tbl	v17.16b, {v17.16b}, v21.16b
+	eor	v6.16b, v6.16b, v5.16b
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v24.16b, v30.16b, v8.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v21.16b
+	eor	v26.16b, v26.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v21.16b
+	eor	v22.16b, v22.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v21.16b
+	eor	v6.16b, v6.16b, v16.16b
+	tbl	v27.16b, {v3.16b}, v21.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v28.16b, {v2.16b}, v21.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v29.16b, {v18.16b}, v21.16b
+	eor	v23.16b, v23.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v21.16b
+	eor	v24.16b, v24.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v26.16b, v25.16b
+	eor	v3.16b, v22.16b, v5.16b
+	eor	v4.16b, v6.16b, v4.16b
+	eor	v5.16b, v7.16b, v27.16b
+	eor	v6.16b, v20.16b, v28.16b
+	eor	v7.16b, v23.16b, v29.16b
+	eor	v16.16b, v24.16b, v16.16b
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x8], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x9], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x8], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x8], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2688]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2704]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2720]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2736]
+	ldr	q23, [x0, #2752]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #2768]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #2784]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #2800]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
 	bit	v3.16b, v18.16b, v17.16b
@@ -10901,6 +12422,723 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x8, #2
 	stp	x6, x8, [x0, #328]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3:
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x7, #560]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldr	q17, [x7, #528]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2688]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2704]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2720]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2736]
+	ldr	q23, [x0, #2752]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #2768]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #2784]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #2800]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -11151,7 +13389,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x6, x0, x6
 	add	x8, x7, #64
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -11319,7 +13557,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -11530,9 +13768,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #1
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #0
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_4
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #1
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_4:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
 	rev	x9, x5
@@ -12058,7 +14309,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #64
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -12226,7 +14477,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -12451,6 +14702,738 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_2
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	ldr	q4, [x0]
+	ldr	q17, [x7, #560]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v4.16b
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v18.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bit	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v20.16b, v17.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_15:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_15
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	ldr	q17, [x7, #528]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v18.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bit	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v20.16b, v17.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2688]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2704]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2720]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2736]
+	ldr	q23, [x0, #2752]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #2768]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #2784]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #2800]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_3
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_3:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_3:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_3
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -12762,6 +15745,8 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart:
 	stp	x6, x8, [x0, #312]
 	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -13032,7 +16017,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x6, x0, x6
 	add	x8, x7, #64
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_17:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -13200,7 +16185,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_17
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -13411,9 +16396,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #8
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #7
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_5
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #8
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_5:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
 	rev	x9, x5
@@ -13960,7 +16958,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #64
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_18:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -14128,7 +17126,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_18
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -14337,6 +17335,759 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x8, #8
 	stp	x6, x8, [x0, #328]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5:
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x7, #560]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x7, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldr	q17, [x7, #528]
+	movi	v18.16b, #85
+	movi	v19.16b, #51
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	ushr	v17.16b, v1.16b, #2
+	shl	v18.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v2.16b, v21.16b, v19.16b
+	bit	v7.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v6.16b, v25.16b, v19.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2944]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2960]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2976]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2992]
+	ldr	q23, [x0, #3008]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3024]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3040]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3056]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x7, #624]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -14606,7 +18357,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x6, x0, x6
 	add	x8, x7, #64
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_21:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -14774,7 +18525,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_21
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -14973,9 +18724,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #4
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #3
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #4
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
 	rev	x9, x5
@@ -15510,7 +19274,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #64
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -15678,7 +19442,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -15883,6 +19647,735 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x8, #4
 	stp	x6, x8, [x0, #328]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6:
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x7, #560]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x7, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	q17, [x7, #528]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2944]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2960]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2976]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2992]
+	ldr	q23, [x0, #3008]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3024]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3040]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3056]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x7, #624]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -16142,7 +20635,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x6, x0, x6
 	add	x8, x7, #64
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -16310,7 +20803,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -16503,9 +20996,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #2
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #1
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #2
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
 	rev	x9, x5
@@ -17034,7 +21540,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #64
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -17202,7 +21708,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -17405,6 +21911,723 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x8, #2
 	stp	x6, x8, [x0, #328]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7:
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x7, #560]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldr	q17, [x7, #528]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2944]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2960]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2976]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2992]
+	ldr	q23, [x0, #3008]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3024]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3040]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3056]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x7, #624]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -17655,7 +22878,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x6, x0, x6
 	add	x8, x7, #64
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_15:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -17823,7 +23046,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_15
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -18004,7 +23227,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_3
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_4
 	ldr	q2, [x2], #16
 	eor	v1.16b, v1.16b, v2.16b
 	str	q1, [x1], #16
@@ -18012,20 +23235,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_3:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_4:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_3:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_4:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_3
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_4
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -18034,9 +23257,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #1
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #0
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_8
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #1
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_8:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
 	rev	x9, x5
@@ -18562,7 +23798,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #64
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_30:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -18730,7 +23966,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_30
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -18933,7 +24169,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	stp	x6, x8, [x0, #328]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8:
 	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_4
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_5
 	ldr	q2, [x2], #16
 	eor	v1.16b, v1.16b, v2.16b
 	str	q1, [x1], #16
@@ -18941,20 +24177,752 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_4:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_5:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_4:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_5:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_4
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_5
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	ldr	q4, [x0]
+	ldr	q17, [x7, #560]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v4.16b
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v18.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bit	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v20.16b, v17.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_31:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_31
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	ldr	q17, [x7, #528]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v18.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bit	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v20.16b, v17.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_32:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_32
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2944]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2960]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2976]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2992]
+	ldr	q23, [x0, #3008]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3024]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3040]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3056]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x7, #624]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_6
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_6:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_6:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_6
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -19266,6 +25234,8 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2:
 	stp	x6, x8, [x0, #312]
 	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -19536,7 +25506,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x6, x0, x6
 	add	x8, x7, #64
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_17:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_33:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -19704,7 +25674,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_17
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_33
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -19915,9 +25885,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #8
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #7
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_9
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #8
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_9:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
 	rev	x9, x5
@@ -20464,7 +26447,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #64
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_18:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_34:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -20632,7 +26615,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_18
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_34
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -20841,6 +26824,759 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x8, #8
 	stp	x6, x8, [x0, #328]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9:
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x7, #560]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x7, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldr	q17, [x7, #528]
+	movi	v18.16b, #85
+	movi	v19.16b, #51
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	ushr	v17.16b, v1.16b, #2
+	shl	v18.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v2.16b, v21.16b, v19.16b
+	bit	v7.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v6.16b, v25.16b, v19.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #3200]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #3216]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #3232]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #3248]
+	ldr	q23, [x0, #3264]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3280]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3296]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3312]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x7, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -21110,7 +27846,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x6, x0, x6
 	add	x8, x7, #64
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_37:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -21278,7 +28014,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_37
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -21477,9 +28213,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #4
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #3
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #4
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
 	rev	x9, x5
@@ -22014,7 +28763,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #64
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_38:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -22182,7 +28931,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_38
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -22387,6 +29136,735 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x8, #4
 	stp	x6, x8, [x0, #328]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10:
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x7, #560]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x7, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	q17, [x7, #528]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #3200]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #3216]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #3232]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #3248]
+	ldr	q23, [x0, #3264]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3280]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3296]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3312]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x7, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -22646,7 +30124,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x6, x0, x6
 	add	x8, x7, #64
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_21:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -22814,7 +30292,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_21
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -23007,9 +30485,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #2
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #1
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #2
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
 	rev	x9, x5
@@ -23538,7 +31029,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #64
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -23706,7 +31197,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -23909,6 +31400,723 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x8, #2
 	stp	x6, x8, [x0, #328]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11:
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x7, #560]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldr	q17, [x7, #528]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #3200]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #3216]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #3232]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #3248]
+	ldr	q23, [x0, #3264]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3280]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3296]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3312]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -24159,7 +32367,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x6, x0, x6
 	add	x8, x7, #64
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -24327,7 +32535,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -24508,7 +32716,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_5
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_7
 	ldr	q2, [x2], #16
 	eor	v1.16b, v1.16b, v2.16b
 	str	q1, [x1], #16
@@ -24516,20 +32724,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_5:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_7:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_5:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_7:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_5
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_7
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -24538,9 +32746,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #1
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #0
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_12
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #1
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_12:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
 	rev	x9, x5
@@ -25066,7 +33287,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #64
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_46:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -25234,7 +33455,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_46
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -25437,7 +33658,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	stp	x6, x8, [x0, #328]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12:
 	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_6
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_8
 	ldr	q2, [x2], #16
 	eor	v1.16b, v1.16b, v2.16b
 	str	q1, [x1], #16
@@ -25445,20 +33666,752 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_6:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_8:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_6:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_8:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_6
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_8
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	ldr	q4, [x0]
+	ldr	q17, [x7, #560]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v4.16b
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v18.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bit	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v20.16b, v17.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1536
+	add	x6, x0, x6
+	add	x8, x7, #0
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_47:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_47
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	ldr	q17, [x7, #528]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v18.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bit	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v20.16b, v17.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #1792
+	add	x6, x0, x6
+	add	x8, x7, #64
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_48:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_48
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #3200]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #3216]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #3232]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #3248]
+	ldr	q23, [x0, #3264]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3280]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3296]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3312]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x7, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_9
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_9:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_9:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_9
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -25770,6 +34723,8 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3:
 	stp	x6, x8, [x0, #312]
 	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

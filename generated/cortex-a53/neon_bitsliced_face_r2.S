@@ -6723,9 +6723,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #8
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #7
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #8
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
 	rev	x9, x5
@@ -7491,44 +7504,53 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_128:
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128
-	cmp	x6, #252
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128:
-	add	x6, x0, x6, lsl #4
-	ldr	q5, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v3.16b, v3.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x7, #544]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
 	ushr	v20.16b, v3.16b, #1
 	shl	v21.16b, v4.16b, #1
 	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -7563,10 +7585,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
+	mov	x6, #0x1200
 	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	add	x8, x7, #96
+	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -7736,6 +7758,723 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1680]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1690]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x16a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x16b0]
+	ldr	q23, [x0, #0x16c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x16d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x16e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x16f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_128:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128
+	cmp	x6, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128:
+	add	x6, x0, x6, lsl #4
+	ldr	q5, [x0, #368]
+	ldp	q1, q2, [x6, #384]
+	ldp	q3, q4, [x6, #416]
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v3.16b, v3.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -7929,9 +8668,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #4
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #3
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_2
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #4
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_2:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
 	rev	x9, x5
@@ -8010,7 +8762,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x7, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v3.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -8178,7 +8930,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -8297,7 +9049,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #32
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -8465,7 +9217,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -8677,40 +9429,42 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128:
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single128
-	cmp	x6, #254
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single128
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128:
-	add	x6, x0, x6, lsl #4
-	ldr	q3, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x7, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
 	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -8748,11 +9502,11 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
+	mov	x6, #0x1200
 	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7:
+	add	x8, x7, #96
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -8920,853 +9674,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1680]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1690]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x16a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x16b0]
-	ldr	q23, [x0, #0x16c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x16d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x16e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x16f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128
-	add	x8, x0, x6, lsl #4
-	ldr	q3, [x0, #368]
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
-	ldr	q18, [x7, #544]
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v4.16b, #1
-	shl	v20.16b, v5.16b, #1
-	ushr	v21.16b, v6.16b, #1
-	ushr	v22.16b, v1.16b, #1
-	shl	v23.16b, v2.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v5.16b, v19.16b, v18.16b
-	bit	v2.16b, v22.16b, v18.16b
-	bif	v1.16b, v23.16b, v18.16b
-	bif	v4.16b, v20.16b, v18.16b
-	bit	v7.16b, v21.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x7, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8:
-	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v4.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v4.16b
-	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v7.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v24.16b, v2.16b, v23.16b
-	eor	v6.16b, v6.16b, v23.16b
-	bic	v2.16b, v23.16b, v2.16b
-	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
-	and	v5.16b, v1.16b, v6.16b
-	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v4.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v4.16b
-	eor	v7.16b, v7.16b, v26.16b
-	eor	v31.16b, v27.16b, v26.16b
-	and	v8.16b, v20.16b, v26.16b
-	and	v9.16b, v29.16b, v28.16b
-	eor	v10.16b, v1.16b, v26.16b
-	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v7.16b
-	and	v13.16b, v19.16b, v31.16b
-	eor	v5.16b, v30.16b, v5.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v7.16b
-	eor	v11.16b, v8.16b, v11.16b
-	eor	v2.16b, v12.16b, v2.16b
-	eor	v8.16b, v8.16b, v13.16b
-	and	v13.16b, v25.16b, v10.16b
-	eor	v17.16b, v17.16b, v7.16b
-	eor	v5.16b, v5.16b, v11.16b
-	eor	v2.16b, v2.16b, v8.16b
-	eor	v30.16b, v30.16b, v8.16b
-	eor	v8.16b, v12.16b, v13.16b
-	eor	v12.16b, v21.16b, v27.16b
-	eor	v2.16b, v9.16b, v2.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v30.16b, v8.16b, v11.16b
-	eor	v5.16b, v12.16b, v5.16b
-	and	v8.16b, v16.16b, v2.16b
-	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v5.16b
-	eor	v9.16b, v5.16b, v8.16b
-	eor	v8.16b, v17.16b, v8.16b
-	bsl	v9.16b, v2.16b, v17.16b
-	eor	v11.16b, v8.16b, v9.16b
-	eor	v2.16b, v2.16b, v9.16b
-	and	v1.16b, v1.16b, v9.16b
-	and	v6.16b, v6.16b, v9.16b
-	and	v17.16b, v17.16b, v11.16b
-	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v5.16b
-	eor	v2.16b, v2.16b, v17.16b
-	and	v5.16b, v8.16b, v11.16b
-	eor	v16.16b, v8.16b, v9.16b
-	eor	v17.16b, v9.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v9.16b, v10.16b, v8.16b
-	eor	v5.16b, v30.16b, v5.16b
-	and	v20.16b, v20.16b, v16.16b
-	and	v4.16b, v4.16b, v17.16b
-	and	v26.16b, v26.16b, v16.16b
-	and	v17.16b, v22.16b, v17.16b
-	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v25.16b, v8.16b, v5.16b
-	and	v23.16b, v23.16b, v5.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v4.16b, v4.16b, v28.16b
-	and	v5.16b, v24.16b, v5.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v7.16b, v7.16b, v25.16b
-	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v2.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x9], #32
-	and	v19.16b, v19.16b, v16.16b
-	eor	v23.16b, v7.16b, v23.16b
-	and	v16.16b, v31.16b, v16.16b
-	eor	v27.16b, v18.16b, v1.16b
-	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x10], #32
-	eor	v19.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v23.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x9], #32
-	eor	v27.16b, v29.16b, v19.16b
-	eor	v5.16b, v5.16b, v19.16b
-	eor	v19.16b, v26.16b, v16.16b
-	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x9], #32
-	eor	v17.16b, v17.16b, v27.16b
-	eor	v6.16b, v6.16b, v27.16b
-	eor	v20.16b, v20.16b, v19.16b
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x9], #32
-	eor	v4.16b, v17.16b, v4.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v18.16b, v18.16b, v5.16b
-	eor	v5.16b, v16.16b, v5.16b
-	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v4.16b, v19.16b
-	tbl	v20.16b, {v18.16b}, v28.16b
-	tbl	v22.16b, {v5.16b}, v28.16b
-	eor	v2.16b, v2.16b, v16.16b
-	tbl	v16.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v6.16b}, v28.16b
-	tbl	v8.16b, {v4.16b}, v28.16b
-	tbl	v9.16b, {v19.16b}, v28.16b
-	tbl	v10.16b, {v17.16b}, v28.16b
-	tbl	v28.16b, {v2.16b}, v28.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v6.16b, v6.16b, v31.16b
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v25.16b, v22.16b, v25.16b
-	eor	v16.16b, v16.16b, v24.16b
-	eor	v23.16b, v8.16b, v23.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v4.16b, v4.16b, v8.16b
-	eor	v2.16b, v2.16b, v28.16b
-	eor	v19.16b, v19.16b, v9.16b
-	eor	v17.16b, v17.16b, v10.16b
-	eor	v20.16b, v20.16b, v21.16b
-	eor	v25.16b, v25.16b, v18.16b
-	eor	v7.16b, v31.16b, v7.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v23.16b, v23.16b, v1.16b
-	eor	v21.16b, v28.16b, v26.16b
-	eor	v22.16b, v9.16b, v27.16b
-	tbl	v18.16b, {v18.16b}, v30.16b
-	eor	v24.16b, v10.16b, v29.16b
-	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v5.16b}, v30.16b
-	eor	v25.16b, v25.16b, v17.16b
-	tbl	v6.16b, {v6.16b}, v30.16b
-	eor	v7.16b, v7.16b, v5.16b
-	tbl	v5.16b, {v1.16b}, v30.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v27.16b, {v4.16b}, v30.16b
-	eor	v23.16b, v23.16b, v17.16b
-	tbl	v28.16b, {v2.16b}, v30.16b
-	eor	v21.16b, v21.16b, v4.16b
-	tbl	v29.16b, {v19.16b}, v30.16b
-	eor	v22.16b, v22.16b, v2.16b
-	tbl	v17.16b, {v17.16b}, v30.16b
-	eor	v24.16b, v24.16b, v19.16b
-	eor	v1.16b, v20.16b, v18.16b
-	eor	v2.16b, v25.16b, v26.16b
-	eor	v4.16b, v7.16b, v6.16b
-	eor	v5.16b, v16.16b, v5.16b
-	eor	v6.16b, v23.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v22.16b, v29.16b
-	eor	v17.16b, v24.16b, v17.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8
-	movi	v18.16b, #85
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v4.16b, #1
-	shl	v22.16b, v5.16b, #1
-	ushr	v23.16b, v6.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v4.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	eor	v4.16b, v1.16b, v3.16b
-	str	q4, [x8, #384]
-	eor	v4.16b, v2.16b, v3.16b
-	str	q4, [x8, #400]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x8, #0x1300
-	add	x8, x0, x8
-	add	x9, x7, #32
-	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1680]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1690]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x16a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x16b0]
-	ldr	q23, [x0, #0x16c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x16d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x16e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x16f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -9818,48 +9726,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3
-	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3
-	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3:
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single128:
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128:
-	add	x6, x0, x6, lsl #4
-	ldr	q2, [x0, #368]
-	ldr	q1, [x6, #384]
-	eor	v1.16b, v1.16b, v2.16b
-	movi	v2.2d, #0x0000000000000000
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -10265,78 +10131,507 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
+	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
+.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single128
+	cmp	x6, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single128
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128:
+	add	x6, x0, x6, lsl #4
+	ldr	q3, [x0, #368]
+	ldp	q1, q2, [x6, #384]
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v3.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1680]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1690]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x16a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x16b0]
+	ldr	q23, [x0, #0x16c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x16d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x16e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x16f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	add	x9, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128:
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
-	add	x8, x8, #1
+	add	x10, x8, #2
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #1
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_3
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
+	add	x8, x8, #2
 	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_3:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #4
-	ldr	q2, [x0, #368]
+	ldr	q3, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
-	ldr	q5, [x0]
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q6, [x0]
 	ldr	q18, [x7, #544]
-	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
 	movi	v18.16b, #85
-	shl	v19.16b, v3.16b, #1
-	ushr	v20.16b, v4.16b, #1
-	shl	v21.16b, v5.16b, #1
-	ushr	v22.16b, v6.16b, #1
-	ushr	v23.16b, v1.16b, #1
+	ushr	v19.16b, v4.16b, #1
+	shl	v20.16b, v5.16b, #1
+	ushr	v21.16b, v6.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v2.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bif	v1.16b, v19.16b, v18.16b
-	bit	v5.16b, v20.16b, v18.16b
-	bit	v3.16b, v23.16b, v18.16b
-	bif	v4.16b, v21.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v2.16b, v22.16b, v18.16b
+	bif	v1.16b, v23.16b, v18.16b
+	bif	v4.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
 	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
 	shl	v22.16b, v5.16b, #2
 	ushr	v23.16b, v6.16b, #2
 	shl	v24.16b, v16.16b, #2
@@ -10345,14 +10640,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v4.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
 	bit	v5.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
 	bit	v16.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v3.16b, #4
+	ushr	v20.16b, v2.16b, #4
 	shl	v21.16b, v6.16b, #4
 	ushr	v22.16b, v4.16b, #4
 	shl	v23.16b, v7.16b, #4
@@ -10362,7 +10657,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
 	bit	v7.16b, v20.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
 	bit	v16.16b, v22.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
@@ -10371,8 +10666,8 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x7, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11:
-	eor	v18.16b, v17.16b, v3.16b
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12:
+	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v20.16b, v17.16b, v6.16b
@@ -10380,9 +10675,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v22.16b, v19.16b, v18.16b
 	eor	v23.16b, v1.16b, v7.16b
 	eor	v5.16b, v5.16b, v22.16b
-	eor	v24.16b, v3.16b, v23.16b
+	eor	v24.16b, v2.16b, v23.16b
 	eor	v6.16b, v6.16b, v23.16b
-	bic	v3.16b, v23.16b, v3.16b
+	bic	v2.16b, v23.16b, v2.16b
 	eor	v25.16b, v17.16b, v23.16b
 	eor	v16.16b, v16.16b, v5.16b
 	eor	v4.16b, v4.16b, v5.16b
@@ -10404,38 +10699,38 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v30.16b, v30.16b, v9.16b
 	eor	v9.16b, v18.16b, v7.16b
 	eor	v11.16b, v8.16b, v11.16b
-	eor	v3.16b, v12.16b, v3.16b
+	eor	v2.16b, v12.16b, v2.16b
 	eor	v8.16b, v8.16b, v13.16b
 	and	v13.16b, v25.16b, v10.16b
 	eor	v17.16b, v17.16b, v7.16b
 	eor	v5.16b, v5.16b, v11.16b
-	eor	v3.16b, v3.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
 	eor	v30.16b, v30.16b, v8.16b
 	eor	v8.16b, v12.16b, v13.16b
 	eor	v12.16b, v21.16b, v27.16b
-	eor	v3.16b, v9.16b, v3.16b
+	eor	v2.16b, v9.16b, v2.16b
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v30.16b, v8.16b, v11.16b
 	eor	v5.16b, v12.16b, v5.16b
-	and	v8.16b, v16.16b, v3.16b
+	and	v8.16b, v16.16b, v2.16b
 	eor	v17.16b, v17.16b, v30.16b
 	eor	v30.16b, v16.16b, v5.16b
 	eor	v9.16b, v5.16b, v8.16b
 	eor	v8.16b, v17.16b, v8.16b
-	bsl	v9.16b, v3.16b, v17.16b
+	bsl	v9.16b, v2.16b, v17.16b
 	eor	v11.16b, v8.16b, v9.16b
-	eor	v3.16b, v3.16b, v9.16b
+	eor	v2.16b, v2.16b, v9.16b
 	and	v1.16b, v1.16b, v9.16b
 	and	v6.16b, v6.16b, v9.16b
 	and	v17.16b, v17.16b, v11.16b
 	eor	v11.16b, v8.16b, v17.16b
 	bsl	v8.16b, v16.16b, v5.16b
-	eor	v3.16b, v3.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
 	and	v5.16b, v8.16b, v11.16b
 	eor	v16.16b, v8.16b, v9.16b
-	eor	v17.16b, v9.16b, v3.16b
-	and	v28.16b, v28.16b, v3.16b
-	and	v29.16b, v29.16b, v3.16b
+	eor	v17.16b, v9.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
 	and	v9.16b, v10.16b, v8.16b
 	eor	v5.16b, v30.16b, v5.16b
 	and	v20.16b, v20.16b, v16.16b
@@ -10443,17 +10738,17 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v26.16b, v26.16b, v16.16b
 	and	v17.16b, v22.16b, v17.16b
 	and	v22.16b, v25.16b, v8.16b
-	eor	v3.16b, v3.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
 	eor	v25.16b, v8.16b, v5.16b
 	and	v23.16b, v23.16b, v5.16b
 	eor	v1.16b, v4.16b, v1.16b
 	eor	v4.16b, v4.16b, v28.16b
 	and	v5.16b, v24.16b, v5.16b
-	eor	v16.16b, v3.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
 	and	v7.16b, v7.16b, v25.16b
 	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v3.16b
-	and	v3.16b, v21.16b, v3.16b
+	and	v24.16b, v27.16b, v2.16b
+	and	v2.16b, v21.16b, v2.16b
 	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
@@ -10488,13 +10783,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v19.16b, v4.16b, v19.16b
 	tbl	v20.16b, {v18.16b}, v28.16b
 	tbl	v22.16b, {v5.16b}, v28.16b
-	eor	v3.16b, v3.16b, v16.16b
+	eor	v2.16b, v2.16b, v16.16b
 	tbl	v16.16b, {v1.16b}, v28.16b
 	tbl	v31.16b, {v6.16b}, v28.16b
 	tbl	v8.16b, {v4.16b}, v28.16b
 	tbl	v9.16b, {v19.16b}, v28.16b
 	tbl	v10.16b, {v17.16b}, v28.16b
-	tbl	v28.16b, {v3.16b}, v28.16b
+	tbl	v28.16b, {v2.16b}, v28.16b
 	eor	v18.16b, v18.16b, v20.16b
 	eor	v6.16b, v6.16b, v31.16b
 	eor	v1.16b, v1.16b, v16.16b
@@ -10503,7 +10798,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v23.16b, v8.16b, v23.16b
 	eor	v5.16b, v5.16b, v22.16b
 	eor	v4.16b, v4.16b, v8.16b
-	eor	v3.16b, v3.16b, v28.16b
+	eor	v2.16b, v2.16b, v28.16b
 	eor	v19.16b, v19.16b, v9.16b
 	eor	v17.16b, v17.16b, v10.16b
 	eor	v20.16b, v20.16b, v21.16b
@@ -10524,14 +10819,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v16.16b, v17.16b
 	tbl	v27.16b, {v4.16b}, v30.16b
 	eor	v23.16b, v23.16b, v17.16b
-	tbl	v28.16b, {v3.16b}, v30.16b
+	tbl	v28.16b, {v2.16b}, v30.16b
 	eor	v21.16b, v21.16b, v4.16b
 	tbl	v29.16b, {v19.16b}, v30.16b
-	eor	v22.16b, v22.16b, v3.16b
+	eor	v22.16b, v22.16b, v2.16b
 	tbl	v17.16b, {v17.16b}, v30.16b
 	eor	v24.16b, v24.16b, v19.16b
 	eor	v1.16b, v20.16b, v18.16b
-	eor	v3.16b, v25.16b, v26.16b
+	eor	v2.16b, v25.16b, v26.16b
 	eor	v4.16b, v7.16b, v6.16b
 	eor	v5.16b, v16.16b, v5.16b
 	eor	v6.16b, v23.16b, v27.16b
@@ -10539,17 +10834,17 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v3.16b, #1
+	shl	v20.16b, v2.16b, #1
 	ushr	v21.16b, v4.16b, #1
 	shl	v22.16b, v5.16b, #1
 	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v3.16b, v19.16b, v18.16b
+	bit	v2.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
 	bit	v5.16b, v21.16b, v18.16b
 	bif	v4.16b, v22.16b, v18.16b
@@ -10560,7 +10855,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
 	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
 	shl	v22.16b, v5.16b, #2
 	ushr	v23.16b, v6.16b, #2
 	shl	v24.16b, v16.16b, #2
@@ -10569,14 +10864,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v4.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
 	bit	v5.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
 	bit	v16.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v3.16b, #4
+	ushr	v20.16b, v2.16b, #4
 	shl	v21.16b, v6.16b, #4
 	ushr	v22.16b, v4.16b, #4
 	shl	v23.16b, v7.16b, #4
@@ -10586,14 +10881,15 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
 	bit	v7.16b, v20.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
 	bit	v16.16b, v22.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	eor	v2.16b, v1.16b, v2.16b
-	str	q2, [x8, #384]
-	movi	v2.2d, #0x0000000000000000
+	eor	v4.16b, v1.16b, v3.16b
+	str	q4, [x8, #384]
+	eor	v4.16b, v2.16b, v3.16b
+	str	q4, [x8, #400]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -10655,7 +10951,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #32
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -10823,7 +11119,1911 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1680]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1690]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x16a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x16b0]
+	ldr	q23, [x0, #0x16c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x16d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x16e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x16f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3:
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x7, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1200
+	add	x6, x0, x6
+	add	x8, x7, #96
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1680]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1690]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x16a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x16b0]
+	ldr	q23, [x0, #0x16c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x16d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x16e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x16f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single128:
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128:
+	add	x6, x0, x6, lsl #4
+	ldr	q2, [x0, #368]
+	ldr	q1, [x6, #384]
+	eor	v1.16b, v1.16b, v2.16b
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1680]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1690]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x16a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x16b0]
+	ldr	q23, [x0, #0x16c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x16d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x16e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x16f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128:
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x10, x8, #1
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #0
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_4
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_4:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
+	add	x8, x0, x6, lsl #4
+	ldr	q2, [x0, #368]
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
+	ldr	q5, [x0]
+	ldr	q18, [x7, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v18.16b
+	movi	v18.16b, #85
+	shl	v19.16b, v3.16b, #1
+	ushr	v20.16b, v4.16b, #1
+	shl	v21.16b, v5.16b, #1
+	ushr	v22.16b, v6.16b, #1
+	ushr	v23.16b, v1.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bif	v1.16b, v19.16b, v18.16b
+	bit	v5.16b, v20.16b, v18.16b
+	bit	v3.16b, v23.16b, v18.16b
+	bif	v4.16b, v21.16b, v18.16b
+	bit	v7.16b, v22.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v4.16b, #2
+	ushr	v21.16b, v3.16b, #2
+	shl	v22.16b, v5.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v4.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v3.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v4.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v5.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v3.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17:
+	eor	v18.16b, v17.16b, v3.16b
+	eor	v19.16b, v6.16b, v4.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v20.16b, v17.16b, v6.16b
+	eor	v21.16b, v17.16b, v4.16b
+	eor	v22.16b, v19.16b, v18.16b
+	eor	v23.16b, v1.16b, v7.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v24.16b, v3.16b, v23.16b
+	eor	v6.16b, v6.16b, v23.16b
+	bic	v3.16b, v23.16b, v3.16b
+	eor	v25.16b, v17.16b, v23.16b
+	eor	v16.16b, v16.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	and	v5.16b, v1.16b, v6.16b
+	eor	v26.16b, v20.16b, v16.16b
+	eor	v27.16b, v7.16b, v4.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor	v29.16b, v21.16b, v24.16b
+	and	v30.16b, v22.16b, v4.16b
+	eor	v7.16b, v7.16b, v26.16b
+	eor	v31.16b, v27.16b, v26.16b
+	and	v8.16b, v20.16b, v26.16b
+	and	v9.16b, v29.16b, v28.16b
+	eor	v10.16b, v1.16b, v26.16b
+	and	v11.16b, v21.16b, v27.16b
+	and	v12.16b, v18.16b, v7.16b
+	and	v13.16b, v19.16b, v31.16b
+	eor	v5.16b, v30.16b, v5.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v9.16b, v18.16b, v7.16b
+	eor	v11.16b, v8.16b, v11.16b
+	eor	v3.16b, v12.16b, v3.16b
+	eor	v8.16b, v8.16b, v13.16b
+	and	v13.16b, v25.16b, v10.16b
+	eor	v17.16b, v17.16b, v7.16b
+	eor	v5.16b, v5.16b, v11.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v8.16b, v12.16b, v13.16b
+	eor	v12.16b, v21.16b, v27.16b
+	eor	v3.16b, v9.16b, v3.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v30.16b, v8.16b, v11.16b
+	eor	v5.16b, v12.16b, v5.16b
+	and	v8.16b, v16.16b, v3.16b
+	eor	v17.16b, v17.16b, v30.16b
+	eor	v30.16b, v16.16b, v5.16b
+	eor	v9.16b, v5.16b, v8.16b
+	eor	v8.16b, v17.16b, v8.16b
+	bsl	v9.16b, v3.16b, v17.16b
+	eor	v11.16b, v8.16b, v9.16b
+	eor	v3.16b, v3.16b, v9.16b
+	and	v1.16b, v1.16b, v9.16b
+	and	v6.16b, v6.16b, v9.16b
+	and	v17.16b, v17.16b, v11.16b
+	eor	v11.16b, v8.16b, v17.16b
+	bsl	v8.16b, v16.16b, v5.16b
+	eor	v3.16b, v3.16b, v17.16b
+	and	v5.16b, v8.16b, v11.16b
+	eor	v16.16b, v8.16b, v9.16b
+	eor	v17.16b, v9.16b, v3.16b
+	and	v28.16b, v28.16b, v3.16b
+	and	v29.16b, v29.16b, v3.16b
+	and	v9.16b, v10.16b, v8.16b
+	eor	v5.16b, v30.16b, v5.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v4.16b, v4.16b, v17.16b
+	and	v26.16b, v26.16b, v16.16b
+	and	v17.16b, v22.16b, v17.16b
+	and	v22.16b, v25.16b, v8.16b
+	eor	v3.16b, v3.16b, v5.16b
+	eor	v25.16b, v8.16b, v5.16b
+	and	v23.16b, v23.16b, v5.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v4.16b, v4.16b, v28.16b
+	and	v5.16b, v24.16b, v5.16b
+	eor	v16.16b, v3.16b, v16.16b
+	and	v7.16b, v7.16b, v25.16b
+	and	v18.16b, v18.16b, v25.16b
+	and	v24.16b, v27.16b, v3.16b
+	and	v3.16b, v21.16b, v3.16b
+	ldp	q21, q25, [x9], #32
+	and	v19.16b, v19.16b, v16.16b
+	eor	v23.16b, v7.16b, v23.16b
+	and	v16.16b, v31.16b, v16.16b
+	eor	v27.16b, v18.16b, v1.16b
+	eor	v7.16b, v7.16b, v9.16b
+	ldp	q28, q30, [x10], #32
+	eor	v19.16b, v20.16b, v19.16b
+	eor	v4.16b, v4.16b, v23.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	ldp	q7, q24, [x9], #32
+	eor	v27.16b, v29.16b, v19.16b
+	eor	v5.16b, v5.16b, v19.16b
+	eor	v19.16b, v26.16b, v16.16b
+	eor	v16.16b, v16.16b, v23.16b
+	ldp	q23, q26, [x9], #32
+	eor	v17.16b, v17.16b, v27.16b
+	eor	v6.16b, v6.16b, v27.16b
+	eor	v20.16b, v20.16b, v19.16b
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v22.16b, v22.16b, v16.16b
+	ldp	q27, q29, [x9], #32
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v18.16b, v18.16b, v5.16b
+	eor	v5.16b, v16.16b, v5.16b
+	eor	v16.16b, v22.16b, v20.16b
+	eor	v1.16b, v1.16b, v4.16b
+	eor	v6.16b, v22.16b, v6.16b
+	eor	v19.16b, v4.16b, v19.16b
+	tbl	v20.16b, {v18.16b}, v28.16b
+	tbl	v22.16b, {v5.16b}, v28.16b
+	eor	v3.16b, v3.16b, v16.16b
+	tbl	v16.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v6.16b}, v28.16b
+	tbl	v8.16b, {v4.16b}, v28.16b
+	tbl	v9.16b, {v19.16b}, v28.16b
+	tbl	v10.16b, {v17.16b}, v28.16b
+	tbl	v28.16b, {v3.16b}, v28.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v6.16b, v6.16b, v31.16b
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v25.16b, v22.16b, v25.16b
+	eor	v16.16b, v16.16b, v24.16b
+	eor	v23.16b, v8.16b, v23.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v4.16b, v4.16b, v8.16b
+	eor	v3.16b, v3.16b, v28.16b
+	eor	v19.16b, v19.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v20.16b, v20.16b, v21.16b
+	eor	v25.16b, v25.16b, v18.16b
+	eor	v7.16b, v31.16b, v7.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v23.16b, v23.16b, v1.16b
+	eor	v21.16b, v28.16b, v26.16b
+	eor	v22.16b, v9.16b, v27.16b
+	tbl	v18.16b, {v18.16b}, v30.16b
+	eor	v24.16b, v10.16b, v29.16b
+	eor	v20.16b, v20.16b, v17.16b
+	tbl	v26.16b, {v5.16b}, v30.16b
+	eor	v25.16b, v25.16b, v17.16b
+	tbl	v6.16b, {v6.16b}, v30.16b
+	eor	v7.16b, v7.16b, v5.16b
+	tbl	v5.16b, {v1.16b}, v30.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v27.16b, {v4.16b}, v30.16b
+	eor	v23.16b, v23.16b, v17.16b
+	tbl	v28.16b, {v3.16b}, v30.16b
+	eor	v21.16b, v21.16b, v4.16b
+	tbl	v29.16b, {v19.16b}, v30.16b
+	eor	v22.16b, v22.16b, v3.16b
+	tbl	v17.16b, {v17.16b}, v30.16b
+	eor	v24.16b, v24.16b, v19.16b
+	eor	v1.16b, v20.16b, v18.16b
+	eor	v3.16b, v25.16b, v26.16b
+	eor	v4.16b, v7.16b, v6.16b
+	eor	v5.16b, v16.16b, v5.16b
+	eor	v6.16b, v23.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v22.16b, v29.16b
+	eor	v17.16b, v24.16b, v17.16b
+	subs	x11, x11, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17
+	movi	v18.16b, #85
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v3.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
+	ushr	v23.16b, v6.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v4.16b, #2
+	ushr	v21.16b, v3.16b, #2
+	shl	v22.16b, v5.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v4.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v3.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v4.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v5.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v3.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
+	eor	v2.16b, v1.16b, v2.16b
+	str	q2, [x8, #384]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x8], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x9], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x8], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x8], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -11050,15 +13250,11 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_end128:
-	stp	x4, x5, [x0, #256]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
-.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh128:
-	and	x6, x4, #0xffffffffffffff00
-	rev	x8, x5
-	rev	x9, x6
-	fmov	d1, x8
-	mov	v1.d[1], x9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
 	ldr	q4, [x0]
 	ldr	q17, [x7, #544]
 	movi	v2.2d, #0x0000000000000000
@@ -11121,2306 +13317,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	str	q1, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
-	movz	x8, #255, lsl #16
-	movk	x8, #0xff00, lsl #48
-	and	x8, x5, x8
-	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart
-	cmp	x8, x10
-	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_restart:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_aes192:
-	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
-	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
-.Laesgen_neon_bitsliced_face_r2_xor_stream_top192:
-	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_end192
-	and	x6, x4, #0xffffffffffffff00
-	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192
-	cmp	x5, x9
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192:
-	and	x6, x4, #255
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192
-	cmp	x6, #248
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192:
-	add	x6, x0, x6, lsl #4
-	ldr	q17, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	ldp	q5, q6, [x6, #448]
-	ldp	q7, q16, [x6, #480]
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
+	mov	x6, #0x1200
 	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1780]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1790]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x17a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x17b0]
-	ldr	q23, [x0, #0x17c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x17d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x17e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x17f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192
-	add	x8, x0, x6, lsl #4
-	ldr	q17, [x0, #368]
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q18, [x0]
-	ldr	q19, [x7, #544]
-	movi	v20.16b, #85
-	eor	v1.16b, v1.16b, v18.16b
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v3.16b, v3.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v5.16b, v5.16b, v18.16b
-	eor	v6.16b, v6.16b, v18.16b
-	eor	v7.16b, v7.16b, v18.16b
-	eor	v16.16b, v16.16b, v18.16b
-	tbl	v1.16b, {v1.16b}, v19.16b
-	tbl	v2.16b, {v2.16b}, v19.16b
-	tbl	v3.16b, {v3.16b}, v19.16b
-	tbl	v4.16b, {v4.16b}, v19.16b
-	tbl	v5.16b, {v5.16b}, v19.16b
-	tbl	v6.16b, {v6.16b}, v19.16b
-	tbl	v7.16b, {v7.16b}, v19.16b
-	tbl	v16.16b, {v16.16b}, v19.16b
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v5.16b, #1
-	shl	v24.16b, v6.16b, #1
-	ushr	v25.16b, v7.16b, #1
-	shl	v26.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v20.16b
-	bif	v1.16b, v19.16b, v20.16b
-	bit	v4.16b, v21.16b, v20.16b
-	bif	v3.16b, v22.16b, v20.16b
-	bit	v6.16b, v23.16b, v20.16b
-	bif	v5.16b, v24.16b, v20.16b
-	bit	v16.16b, v25.16b, v20.16b
-	bif	v7.16b, v26.16b, v20.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
-	ushr	v23.16b, v5.16b, #2
-	shl	v24.16b, v7.16b, #2
-	ushr	v25.16b, v6.16b, #2
-	shl	v26.16b, v16.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v6.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v5.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v6.16b, #4
-	shl	v24.16b, v7.16b, #4
-	ushr	v25.16b, v4.16b, #4
-	shl	v26.16b, v16.16b, #4
-	bit	v5.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v6.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x7, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15:
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v20.16b, v16.16b, v5.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v24.16b, v2.16b, v23.16b
-	eor	v5.16b, v5.16b, v23.16b
-	bic	v2.16b, v23.16b, v2.16b
-	eor	v25.16b, v16.16b, v23.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v26.16b, v20.16b, v7.16b
-	eor	v27.16b, v6.16b, v3.16b
-	eor	v28.16b, v1.16b, v3.16b
-	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor	v6.16b, v6.16b, v26.16b
-	eor	v31.16b, v27.16b, v26.16b
-	and	v8.16b, v20.16b, v26.16b
-	and	v9.16b, v29.16b, v28.16b
-	eor	v10.16b, v1.16b, v26.16b
-	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v6.16b
-	and	v13.16b, v19.16b, v31.16b
-	eor	v4.16b, v30.16b, v4.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v6.16b
-	eor	v11.16b, v8.16b, v11.16b
-	eor	v2.16b, v12.16b, v2.16b
-	eor	v8.16b, v8.16b, v13.16b
-	and	v13.16b, v25.16b, v10.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v11.16b
-	eor	v2.16b, v2.16b, v8.16b
-	eor	v30.16b, v30.16b, v8.16b
-	eor	v8.16b, v12.16b, v13.16b
-	eor	v12.16b, v21.16b, v27.16b
-	eor	v2.16b, v9.16b, v2.16b
-	eor	v7.16b, v7.16b, v30.16b
-	eor	v30.16b, v8.16b, v11.16b
-	eor	v4.16b, v12.16b, v4.16b
-	and	v8.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v30.16b, v7.16b, v4.16b
-	eor	v9.16b, v4.16b, v8.16b
-	eor	v8.16b, v16.16b, v8.16b
-	bsl	v9.16b, v2.16b, v16.16b
-	eor	v11.16b, v8.16b, v9.16b
-	eor	v2.16b, v2.16b, v9.16b
-	and	v1.16b, v1.16b, v9.16b
-	and	v5.16b, v5.16b, v9.16b
-	and	v16.16b, v16.16b, v11.16b
-	eor	v11.16b, v8.16b, v16.16b
-	bsl	v8.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v8.16b, v11.16b
-	eor	v7.16b, v8.16b, v9.16b
-	eor	v16.16b, v9.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v9.16b, v10.16b, v8.16b
-	eor	v4.16b, v30.16b, v4.16b
-	and	v20.16b, v20.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v26.16b, v26.16b, v7.16b
-	and	v16.16b, v22.16b, v16.16b
-	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v25.16b, v8.16b, v4.16b
-	and	v23.16b, v23.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v28.16b
-	and	v4.16b, v24.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v25.16b
-	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v2.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x9], #32
-	and	v19.16b, v19.16b, v7.16b
-	eor	v23.16b, v6.16b, v23.16b
-	and	v7.16b, v31.16b, v7.16b
-	eor	v27.16b, v18.16b, v1.16b
-	eor	v6.16b, v6.16b, v9.16b
-	ldp	q28, q30, [x10], #32
-	eor	v19.16b, v20.16b, v19.16b
-	eor	v3.16b, v3.16b, v23.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q24, [x9], #32
-	eor	v27.16b, v29.16b, v19.16b
-	eor	v4.16b, v4.16b, v19.16b
-	eor	v19.16b, v26.16b, v7.16b
-	eor	v7.16b, v7.16b, v23.16b
-	ldp	q23, q26, [x9], #32
-	eor	v16.16b, v16.16b, v27.16b
-	eor	v5.16b, v5.16b, v27.16b
-	eor	v20.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v22.16b, v22.16b, v7.16b
-	ldp	q27, q29, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v19.16b
-	eor	v18.16b, v18.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v3.16b, v19.16b
-	tbl	v20.16b, {v18.16b}, v28.16b
-	tbl	v22.16b, {v4.16b}, v28.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v5.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v19.16b}, v28.16b
-	tbl	v10.16b, {v16.16b}, v28.16b
-	tbl	v28.16b, {v2.16b}, v28.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v5.16b, v5.16b, v31.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v25.16b, v22.16b, v25.16b
-	eor	v7.16b, v7.16b, v24.16b
-	eor	v23.16b, v8.16b, v23.16b
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v2.16b, v2.16b, v28.16b
-	eor	v19.16b, v19.16b, v9.16b
-	eor	v16.16b, v16.16b, v10.16b
-	eor	v20.16b, v20.16b, v21.16b
-	eor	v25.16b, v25.16b, v18.16b
-	eor	v6.16b, v31.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v23.16b, v23.16b, v1.16b
-	eor	v21.16b, v28.16b, v26.16b
-	eor	v22.16b, v9.16b, v27.16b
-	tbl	v18.16b, {v18.16b}, v30.16b
-	eor	v24.16b, v10.16b, v29.16b
-	eor	v20.16b, v20.16b, v16.16b
-	tbl	v26.16b, {v4.16b}, v30.16b
-	eor	v25.16b, v25.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v30.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v30.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v27.16b, {v3.16b}, v30.16b
-	eor	v23.16b, v23.16b, v16.16b
-	tbl	v28.16b, {v2.16b}, v30.16b
-	eor	v21.16b, v21.16b, v3.16b
-	tbl	v29.16b, {v19.16b}, v30.16b
-	eor	v22.16b, v22.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v30.16b
-	eor	v24.16b, v24.16b, v19.16b
-	eor	v1.16b, v20.16b, v18.16b
-	eor	v2.16b, v25.16b, v26.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v23.16b, v27.16b
-	eor	v6.16b, v21.16b, v28.16b
-	eor	v7.16b, v22.16b, v29.16b
-	eor	v16.16b, v24.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
-	movi	v18.16b, #85
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v5.16b, #1
-	shl	v24.16b, v6.16b, #1
-	ushr	v25.16b, v7.16b, #1
-	shl	v26.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v6.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
-	ushr	v23.16b, v5.16b, #2
-	shl	v24.16b, v7.16b, #2
-	ushr	v25.16b, v6.16b, #2
-	shl	v26.16b, v16.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v6.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v5.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v6.16b, #4
-	shl	v24.16b, v7.16b, #4
-	ushr	v25.16b, v4.16b, #4
-	shl	v26.16b, v16.16b, #4
-	bit	v5.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v6.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	eor	v18.16b, v1.16b, v17.16b
-	str	q18, [x8, #384]
-	eor	v18.16b, v2.16b, v17.16b
-	str	q18, [x8, #400]
-	eor	v18.16b, v3.16b, v17.16b
-	str	q18, [x8, #416]
-	eor	v18.16b, v4.16b, v17.16b
-	str	q18, [x8, #432]
-	eor	v18.16b, v5.16b, v17.16b
-	str	q18, [x8, #448]
-	eor	v18.16b, v6.16b, v17.16b
-	str	q18, [x8, #464]
-	eor	v18.16b, v7.16b, v17.16b
-	str	q18, [x8, #480]
-	eor	v18.16b, v16.16b, v17.16b
-	str	q18, [x8, #496]
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x8, #0x1300
-	add	x8, x0, x8
-	add	x9, x7, #32
-	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1780]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1790]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x17a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x17b0]
-	ldr	q23, [x0, #0x17c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x17d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x17e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x17f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5
-	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5
-	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5:
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192:
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192
-	cmp	x6, #252
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192:
-	add	x6, x0, x6, lsl #4
-	ldr	q5, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v3.16b, v3.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1780]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1790]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x17a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x17b0]
-	ldr	q23, [x0, #0x17c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x17d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x17e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x17f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192
-	add	x8, x0, x6, lsl #4
-	ldr	q5, [x0, #368]
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
-	ldr	q18, [x7, #544]
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v6.16b, #1
-	ushr	v20.16b, v1.16b, #1
-	shl	v21.16b, v2.16b, #1
-	ushr	v22.16b, v3.16b, #1
-	shl	v23.16b, v4.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v20.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v4.16b, v22.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v7.16b, v19.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x7, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18:
-	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v3.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v3.16b
-	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v7.16b
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v24.16b, v2.16b, v23.16b
-	eor	v6.16b, v6.16b, v23.16b
-	bic	v2.16b, v23.16b, v2.16b
-	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v6.16b
-	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v3.16b
-	eor	v28.16b, v1.16b, v3.16b
-	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor	v7.16b, v7.16b, v26.16b
-	eor	v31.16b, v27.16b, v26.16b
-	and	v8.16b, v20.16b, v26.16b
-	and	v9.16b, v29.16b, v28.16b
-	eor	v10.16b, v1.16b, v26.16b
-	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v7.16b
-	and	v13.16b, v19.16b, v31.16b
-	eor	v4.16b, v30.16b, v4.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v7.16b
-	eor	v11.16b, v8.16b, v11.16b
-	eor	v2.16b, v12.16b, v2.16b
-	eor	v8.16b, v8.16b, v13.16b
-	and	v13.16b, v25.16b, v10.16b
-	eor	v17.16b, v17.16b, v7.16b
-	eor	v4.16b, v4.16b, v11.16b
-	eor	v2.16b, v2.16b, v8.16b
-	eor	v30.16b, v30.16b, v8.16b
-	eor	v8.16b, v12.16b, v13.16b
-	eor	v12.16b, v21.16b, v27.16b
-	eor	v2.16b, v9.16b, v2.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v30.16b, v8.16b, v11.16b
-	eor	v4.16b, v12.16b, v4.16b
-	and	v8.16b, v16.16b, v2.16b
-	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v4.16b
-	eor	v9.16b, v4.16b, v8.16b
-	eor	v8.16b, v17.16b, v8.16b
-	bsl	v9.16b, v2.16b, v17.16b
-	eor	v11.16b, v8.16b, v9.16b
-	eor	v2.16b, v2.16b, v9.16b
-	and	v1.16b, v1.16b, v9.16b
-	and	v6.16b, v6.16b, v9.16b
-	and	v17.16b, v17.16b, v11.16b
-	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v4.16b
-	eor	v2.16b, v2.16b, v17.16b
-	and	v4.16b, v8.16b, v11.16b
-	eor	v16.16b, v8.16b, v9.16b
-	eor	v17.16b, v9.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v9.16b, v10.16b, v8.16b
-	eor	v4.16b, v30.16b, v4.16b
-	and	v20.16b, v20.16b, v16.16b
-	and	v3.16b, v3.16b, v17.16b
-	and	v26.16b, v26.16b, v16.16b
-	and	v17.16b, v22.16b, v17.16b
-	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v25.16b, v8.16b, v4.16b
-	and	v23.16b, v23.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v28.16b
-	and	v4.16b, v24.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v7.16b, v7.16b, v25.16b
-	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v2.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x9], #32
-	and	v19.16b, v19.16b, v16.16b
-	eor	v23.16b, v7.16b, v23.16b
-	and	v16.16b, v31.16b, v16.16b
-	eor	v27.16b, v18.16b, v1.16b
-	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x10], #32
-	eor	v19.16b, v20.16b, v19.16b
-	eor	v3.16b, v3.16b, v23.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x9], #32
-	eor	v27.16b, v29.16b, v19.16b
-	eor	v4.16b, v4.16b, v19.16b
-	eor	v19.16b, v26.16b, v16.16b
-	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x9], #32
-	eor	v17.16b, v17.16b, v27.16b
-	eor	v6.16b, v6.16b, v27.16b
-	eor	v20.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x9], #32
-	eor	v3.16b, v17.16b, v3.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v18.16b, v18.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v3.16b, v19.16b
-	tbl	v20.16b, {v18.16b}, v28.16b
-	tbl	v22.16b, {v4.16b}, v28.16b
-	eor	v2.16b, v2.16b, v16.16b
-	tbl	v16.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v6.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v19.16b}, v28.16b
-	tbl	v10.16b, {v17.16b}, v28.16b
-	tbl	v28.16b, {v2.16b}, v28.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v6.16b, v6.16b, v31.16b
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v25.16b, v22.16b, v25.16b
-	eor	v16.16b, v16.16b, v24.16b
-	eor	v23.16b, v8.16b, v23.16b
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v2.16b, v2.16b, v28.16b
-	eor	v19.16b, v19.16b, v9.16b
-	eor	v17.16b, v17.16b, v10.16b
-	eor	v20.16b, v20.16b, v21.16b
-	eor	v25.16b, v25.16b, v18.16b
-	eor	v7.16b, v31.16b, v7.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v23.16b, v23.16b, v1.16b
-	eor	v21.16b, v28.16b, v26.16b
-	eor	v22.16b, v9.16b, v27.16b
-	tbl	v18.16b, {v18.16b}, v30.16b
-	eor	v24.16b, v10.16b, v29.16b
-	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v4.16b}, v30.16b
-	eor	v25.16b, v25.16b, v17.16b
-	tbl	v6.16b, {v6.16b}, v30.16b
-	eor	v7.16b, v7.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v30.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v27.16b, {v3.16b}, v30.16b
-	eor	v23.16b, v23.16b, v17.16b
-	tbl	v28.16b, {v2.16b}, v30.16b
-	eor	v21.16b, v21.16b, v3.16b
-	tbl	v29.16b, {v19.16b}, v30.16b
-	eor	v22.16b, v22.16b, v2.16b
-	tbl	v17.16b, {v17.16b}, v30.16b
-	eor	v24.16b, v24.16b, v19.16b
-	eor	v1.16b, v20.16b, v18.16b
-	eor	v2.16b, v25.16b, v26.16b
-	eor	v3.16b, v7.16b, v6.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v6.16b, v23.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v22.16b, v29.16b
-	eor	v17.16b, v24.16b, v17.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18
-	movi	v18.16b, #85
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v6.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	eor	v6.16b, v1.16b, v5.16b
-	str	q6, [x8, #384]
-	eor	v6.16b, v2.16b, v5.16b
-	str	q6, [x8, #400]
-	eor	v6.16b, v3.16b, v5.16b
-	str	q6, [x8, #416]
-	eor	v6.16b, v4.16b, v5.16b
-	str	q6, [x8, #432]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x8, #0x1300
-	add	x8, x0, x8
-	add	x9, x7, #32
-	mov	x10, #9
+	add	x8, x7, #96
+	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -13504,30 +13404,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
+	ldp	q20, q24, [x6], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
+	ldp	q27, q29, [x8], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
+	ldp	q6, q23, [x6], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
+	ldp	q22, q25, [x6], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
+	ldp	q26, q28, [x6], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -13588,134 +13488,8 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
+	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1780]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1790]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x17a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x17b0]
-	ldr	q23, [x0, #0x17c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x17d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x17e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x17f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -13759,67 +13533,15 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
 	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
 	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6
-	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6
-	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6:
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192:
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single192
-	cmp	x6, #254
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single192
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192:
-	add	x6, x0, x6, lsl #4
-	ldr	q3, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v3.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -13880,7 +13602,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x6, #0x1300
 	add	x6, x0, x6
 	add	x8, x7, #32
-	mov	x9, #9
+	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_20:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -14132,34 +13854,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v21.16b
 	and	v21.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1780]
+	ldr	q20, [x0, #0x1680]
 	and	v18.16b, v18.16b, v16.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v16.16b, v30.16b, v16.16b
 	eor	v23.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1790]
+	ldr	q26, [x0, #0x1690]
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v16.16b, v16.16b, v22.16b
 	eor	v21.16b, v21.16b, v23.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x17a0]
+	ldr	q6, [x0, #0x16a0]
 	eor	v22.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v16.16b
 	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x17b0]
-	ldr	q23, [x0, #0x17c0]
+	ldr	q21, [x0, #0x16b0]
+	ldr	q23, [x0, #0x16c0]
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v5.16b, v5.16b, v22.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v22.16b, v24.16b, v16.16b
 	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x17d0]
+	ldr	q24, [x0, #0x16d0]
 	eor	v25.16b, v7.16b, v3.16b
 	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x17e0]
+	ldr	q7, [x0, #0x16e0]
 	eor	v3.16b, v22.16b, v19.16b
 	eor	v17.16b, v17.16b, v4.16b
 	eor	v4.16b, v16.16b, v4.16b
@@ -14167,7 +13889,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v1.16b, v25.16b
 	eor	v5.16b, v22.16b, v5.16b
 	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x17f0]
+	ldr	q22, [x0, #0x16f0]
 	eor	v1.16b, v17.16b, v20.16b
 	eor	v2.16b, v4.16b, v26.16b
 	eor	v4.16b, v18.16b, v21.16b
@@ -14176,379 +13898,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v19.16b, v24.16b
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192
-	add	x8, x0, x6, lsl #4
-	ldr	q3, [x0, #368]
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
-	ldr	q18, [x7, #544]
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v4.16b, #1
-	shl	v20.16b, v5.16b, #1
-	ushr	v21.16b, v6.16b, #1
-	ushr	v22.16b, v1.16b, #1
-	shl	v23.16b, v2.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v5.16b, v19.16b, v18.16b
-	bit	v2.16b, v22.16b, v18.16b
-	bif	v1.16b, v23.16b, v18.16b
-	bif	v4.16b, v20.16b, v18.16b
-	bit	v7.16b, v21.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x7, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21:
-	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v4.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v4.16b
-	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v7.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v24.16b, v2.16b, v23.16b
-	eor	v6.16b, v6.16b, v23.16b
-	bic	v2.16b, v23.16b, v2.16b
-	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
-	and	v5.16b, v1.16b, v6.16b
-	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v4.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v4.16b
-	eor	v7.16b, v7.16b, v26.16b
-	eor	v31.16b, v27.16b, v26.16b
-	and	v8.16b, v20.16b, v26.16b
-	and	v9.16b, v29.16b, v28.16b
-	eor	v10.16b, v1.16b, v26.16b
-	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v7.16b
-	and	v13.16b, v19.16b, v31.16b
-	eor	v5.16b, v30.16b, v5.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v7.16b
-	eor	v11.16b, v8.16b, v11.16b
-	eor	v2.16b, v12.16b, v2.16b
-	eor	v8.16b, v8.16b, v13.16b
-	and	v13.16b, v25.16b, v10.16b
-	eor	v17.16b, v17.16b, v7.16b
-	eor	v5.16b, v5.16b, v11.16b
-	eor	v2.16b, v2.16b, v8.16b
-	eor	v30.16b, v30.16b, v8.16b
-	eor	v8.16b, v12.16b, v13.16b
-	eor	v12.16b, v21.16b, v27.16b
-	eor	v2.16b, v9.16b, v2.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v30.16b, v8.16b, v11.16b
-	eor	v5.16b, v12.16b, v5.16b
-	and	v8.16b, v16.16b, v2.16b
-	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v5.16b
-	eor	v9.16b, v5.16b, v8.16b
-	eor	v8.16b, v17.16b, v8.16b
-	bsl	v9.16b, v2.16b, v17.16b
-	eor	v11.16b, v8.16b, v9.16b
-	eor	v2.16b, v2.16b, v9.16b
-	and	v1.16b, v1.16b, v9.16b
-	and	v6.16b, v6.16b, v9.16b
-	and	v17.16b, v17.16b, v11.16b
-	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v5.16b
-	eor	v2.16b, v2.16b, v17.16b
-	and	v5.16b, v8.16b, v11.16b
-	eor	v16.16b, v8.16b, v9.16b
-	eor	v17.16b, v9.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v9.16b, v10.16b, v8.16b
-	eor	v5.16b, v30.16b, v5.16b
-	and	v20.16b, v20.16b, v16.16b
-	and	v4.16b, v4.16b, v17.16b
-	and	v26.16b, v26.16b, v16.16b
-	and	v17.16b, v22.16b, v17.16b
-	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v25.16b, v8.16b, v5.16b
-	and	v23.16b, v23.16b, v5.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v4.16b, v4.16b, v28.16b
-	and	v5.16b, v24.16b, v5.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v7.16b, v7.16b, v25.16b
-	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v2.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x9], #32
-	and	v19.16b, v19.16b, v16.16b
-	eor	v23.16b, v7.16b, v23.16b
-	and	v16.16b, v31.16b, v16.16b
-	eor	v27.16b, v18.16b, v1.16b
-	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x10], #32
-	eor	v19.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v23.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x9], #32
-	eor	v27.16b, v29.16b, v19.16b
-	eor	v5.16b, v5.16b, v19.16b
-	eor	v19.16b, v26.16b, v16.16b
-	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x9], #32
-	eor	v17.16b, v17.16b, v27.16b
-	eor	v6.16b, v6.16b, v27.16b
-	eor	v20.16b, v20.16b, v19.16b
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x9], #32
-	eor	v4.16b, v17.16b, v4.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v18.16b, v18.16b, v5.16b
-	eor	v5.16b, v16.16b, v5.16b
-	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v4.16b, v19.16b
-	tbl	v20.16b, {v18.16b}, v28.16b
-	tbl	v22.16b, {v5.16b}, v28.16b
-	eor	v2.16b, v2.16b, v16.16b
-	tbl	v16.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v6.16b}, v28.16b
-	tbl	v8.16b, {v4.16b}, v28.16b
-	tbl	v9.16b, {v19.16b}, v28.16b
-	tbl	v10.16b, {v17.16b}, v28.16b
-	tbl	v28.16b, {v2.16b}, v28.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v6.16b, v6.16b, v31.16b
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v25.16b, v22.16b, v25.16b
-	eor	v16.16b, v16.16b, v24.16b
-	eor	v23.16b, v8.16b, v23.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v4.16b, v4.16b, v8.16b
-	eor	v2.16b, v2.16b, v28.16b
-	eor	v19.16b, v19.16b, v9.16b
-	eor	v17.16b, v17.16b, v10.16b
-	eor	v20.16b, v20.16b, v21.16b
-	eor	v25.16b, v25.16b, v18.16b
-	eor	v7.16b, v31.16b, v7.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v23.16b, v23.16b, v1.16b
-	eor	v21.16b, v28.16b, v26.16b
-	eor	v22.16b, v9.16b, v27.16b
-	tbl	v18.16b, {v18.16b}, v30.16b
-	eor	v24.16b, v10.16b, v29.16b
-	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v5.16b}, v30.16b
-	eor	v25.16b, v25.16b, v17.16b
-	tbl	v6.16b, {v6.16b}, v30.16b
-	eor	v7.16b, v7.16b, v5.16b
-	tbl	v5.16b, {v1.16b}, v30.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v27.16b, {v4.16b}, v30.16b
-	eor	v23.16b, v23.16b, v17.16b
-	tbl	v28.16b, {v2.16b}, v30.16b
-	eor	v21.16b, v21.16b, v4.16b
-	tbl	v29.16b, {v19.16b}, v30.16b
-	eor	v22.16b, v22.16b, v2.16b
-	tbl	v17.16b, {v17.16b}, v30.16b
-	eor	v24.16b, v24.16b, v19.16b
-	eor	v1.16b, v20.16b, v18.16b
-	eor	v2.16b, v25.16b, v26.16b
-	eor	v4.16b, v7.16b, v6.16b
-	eor	v5.16b, v16.16b, v5.16b
-	eor	v6.16b, v23.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v22.16b, v29.16b
-	eor	v17.16b, v24.16b, v17.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21
-	movi	v18.16b, #85
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v4.16b, #1
-	shl	v22.16b, v5.16b, #1
-	ushr	v23.16b, v6.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v4.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	eor	v4.16b, v1.16b, v3.16b
-	str	q4, [x8, #384]
-	eor	v4.16b, v2.16b, v3.16b
-	str	q4, [x8, #400]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -14600,11 +13949,109 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x8, #0x1300
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_3
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_3:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_3:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_3
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_end128:
+	stp	x4, x5, [x0, #256]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
+.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh128:
+	and	x6, x4, #0xffffffffffffff00
+	rev	x8, x5
+	rev	x9, x6
+	fmov	d1, x8
+	mov	v1.d[1], x9
+	ldr	q4, [x0]
+	ldr	q17, [x7, #544]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v4.16b
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v18.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bit	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v20.16b, v17.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x8, #0x1200
 	add	x8, x0, x8
-	add	x9, x7, #32
-	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22:
+	add	x9, x7, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -14772,133 +14219,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1780]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1790]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x17a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x17b0]
-	ldr	q23, [x0, #0x17c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x17d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x17e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x17f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -14925,80 +14246,87 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
 	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
 	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
 	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7
-	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7
-	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7:
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single192:
+	bif	v4.16b, v25.16b, v17.16b
+	str	q1, [x0, #368]
+	stp	x6, x5, [x0, #296]
+	and	x6, x4, #0xff0000000000
+	movz	x8, #255, lsl #16
+	movk	x8, #0xff00, lsl #48
+	and	x8, x5, x8
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart
+	cmp	x8, x10
+	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_restart:
+	stp	x6, x8, [x0, #312]
+	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_aes192:
+	ldp	x4, x5, [x0, #256]
+	adrp	x7, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	movi	v0.2d, #0x0000000000000000
+	mov	w6, #1
+	mov	v0.b[15], w6
+.Laesgen_neon_bitsliced_face_r2_xor_stream_top192:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_end192
+	and	x6, x4, #0xffffffffffffff00
+	ldp	x8, x9, [x0, #296]
+	cmp	x6, x8
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192
+	cmp	x5, x9
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192:
+	and	x6, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192
+	cmp	x6, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192:
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192:
 	add	x6, x0, x6, lsl #4
-	ldr	q2, [x0, #368]
-	ldr	q1, [x6, #384]
-	eor	v1.16b, v1.16b, v2.16b
-	movi	v2.2d, #0x0000000000000000
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
+	ldr	q17, [x0, #368]
+	ldp	q1, q2, [x6, #384]
+	ldp	q3, q4, [x6, #416]
+	ldp	q5, q6, [x6, #448]
+	ldp	q7, q16, [x6, #480]
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -15054,7 +14382,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x6, x0, x6
 	add	x8, x7, #32
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_23:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -15222,7 +14550,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_23
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -15358,385 +14686,419 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
 	bit	v2.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
 	bit	v4.16b, v20.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
 	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v5.16b, #2
-	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
-	bif	v5.16b, v21.16b, v17.16b
+	shl	v25.16b, v16.16b, #2
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
-	bit	v7.16b, v20.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
 	ushr	v21.16b, v3.16b, #4
 	shl	v22.16b, v6.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
 	bit	v7.16b, v21.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_3
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x7, #608]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
+	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_3:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x9, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_3:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_3
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
-	add	x8, x8, #1
+	add	x10, x8, #8
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #7
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_5
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
+	add	x8, x8, #8
 	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_5:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #4
-	ldr	q2, [x0, #368]
+	ldr	q17, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
-	ldr	q5, [x0]
-	ldr	q18, [x7, #544]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v18.16b
-	movi	v18.16b, #85
-	shl	v19.16b, v3.16b, #1
-	ushr	v20.16b, v4.16b, #1
-	shl	v21.16b, v5.16b, #1
-	ushr	v22.16b, v6.16b, #1
-	ushr	v23.16b, v1.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bif	v1.16b, v19.16b, v18.16b
-	bit	v5.16b, v20.16b, v18.16b
-	bit	v3.16b, v23.16b, v18.16b
-	bif	v4.16b, v21.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q18, [x0]
+	ldr	q19, [x7, #544]
+	movi	v20.16b, #85
+	eor	v1.16b, v1.16b, v18.16b
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v3.16b, v3.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v5.16b, v5.16b, v18.16b
+	eor	v6.16b, v6.16b, v18.16b
+	eor	v7.16b, v7.16b, v18.16b
+	eor	v16.16b, v16.16b, v18.16b
+	tbl	v1.16b, {v1.16b}, v19.16b
+	tbl	v2.16b, {v2.16b}, v19.16b
+	tbl	v3.16b, {v3.16b}, v19.16b
+	tbl	v4.16b, {v4.16b}, v19.16b
+	tbl	v5.16b, {v5.16b}, v19.16b
+	tbl	v6.16b, {v6.16b}, v19.16b
+	tbl	v7.16b, {v7.16b}, v19.16b
+	tbl	v16.16b, {v16.16b}, v19.16b
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v20.16b
+	bif	v1.16b, v19.16b, v20.16b
+	bit	v4.16b, v21.16b, v20.16b
+	bif	v3.16b, v22.16b, v20.16b
+	bit	v6.16b, v23.16b, v20.16b
+	bif	v5.16b, v24.16b, v20.16b
+	bit	v16.16b, v25.16b, v20.16b
+	bif	v7.16b, v26.16b, v20.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v3.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v5.16b, #2
+	shl	v24.16b, v7.16b, #2
+	ushr	v25.16b, v6.16b, #2
+	shl	v26.16b, v16.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v6.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v3.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v5.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v6.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bit	v5.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
+	bit	v6.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v7.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
 	add	x10, x7, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24:
-	eor	v18.16b, v17.16b, v3.16b
-	eor	v19.16b, v6.16b, v4.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v4.16b
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_23:
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v20.16b, v16.16b, v5.16b
+	eor	v21.16b, v16.16b, v3.16b
 	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v7.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v24.16b, v3.16b, v23.16b
-	eor	v6.16b, v6.16b, v23.16b
-	bic	v3.16b, v23.16b, v3.16b
-	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
-	and	v5.16b, v1.16b, v6.16b
-	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v4.16b
-	eor	v28.16b, v1.16b, v4.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v24.16b, v2.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	bic	v2.16b, v23.16b, v2.16b
+	eor	v25.16b, v16.16b, v23.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v26.16b, v20.16b, v7.16b
+	eor	v27.16b, v6.16b, v3.16b
+	eor	v28.16b, v1.16b, v3.16b
 	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v4.16b
-	eor	v7.16b, v7.16b, v26.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor	v6.16b, v6.16b, v26.16b
 	eor	v31.16b, v27.16b, v26.16b
 	and	v8.16b, v20.16b, v26.16b
 	and	v9.16b, v29.16b, v28.16b
 	eor	v10.16b, v1.16b, v26.16b
 	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v7.16b
+	and	v12.16b, v18.16b, v6.16b
 	and	v13.16b, v19.16b, v31.16b
-	eor	v5.16b, v30.16b, v5.16b
+	eor	v4.16b, v30.16b, v4.16b
 	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v7.16b
+	eor	v9.16b, v18.16b, v6.16b
 	eor	v11.16b, v8.16b, v11.16b
-	eor	v3.16b, v12.16b, v3.16b
+	eor	v2.16b, v12.16b, v2.16b
 	eor	v8.16b, v8.16b, v13.16b
 	and	v13.16b, v25.16b, v10.16b
-	eor	v17.16b, v17.16b, v7.16b
-	eor	v5.16b, v5.16b, v11.16b
-	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v11.16b
+	eor	v2.16b, v2.16b, v8.16b
 	eor	v30.16b, v30.16b, v8.16b
 	eor	v8.16b, v12.16b, v13.16b
 	eor	v12.16b, v21.16b, v27.16b
-	eor	v3.16b, v9.16b, v3.16b
-	eor	v16.16b, v16.16b, v30.16b
+	eor	v2.16b, v9.16b, v2.16b
+	eor	v7.16b, v7.16b, v30.16b
 	eor	v30.16b, v8.16b, v11.16b
-	eor	v5.16b, v12.16b, v5.16b
-	and	v8.16b, v16.16b, v3.16b
-	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v5.16b
-	eor	v9.16b, v5.16b, v8.16b
-	eor	v8.16b, v17.16b, v8.16b
-	bsl	v9.16b, v3.16b, v17.16b
+	eor	v4.16b, v12.16b, v4.16b
+	and	v8.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v30.16b, v7.16b, v4.16b
+	eor	v9.16b, v4.16b, v8.16b
+	eor	v8.16b, v16.16b, v8.16b
+	bsl	v9.16b, v2.16b, v16.16b
 	eor	v11.16b, v8.16b, v9.16b
-	eor	v3.16b, v3.16b, v9.16b
+	eor	v2.16b, v2.16b, v9.16b
 	and	v1.16b, v1.16b, v9.16b
-	and	v6.16b, v6.16b, v9.16b
-	and	v17.16b, v17.16b, v11.16b
-	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v5.16b
-	eor	v3.16b, v3.16b, v17.16b
-	and	v5.16b, v8.16b, v11.16b
-	eor	v16.16b, v8.16b, v9.16b
-	eor	v17.16b, v9.16b, v3.16b
-	and	v28.16b, v28.16b, v3.16b
-	and	v29.16b, v29.16b, v3.16b
+	and	v5.16b, v5.16b, v9.16b
+	and	v16.16b, v16.16b, v11.16b
+	eor	v11.16b, v8.16b, v16.16b
+	bsl	v8.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v8.16b, v11.16b
+	eor	v7.16b, v8.16b, v9.16b
+	eor	v16.16b, v9.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
 	and	v9.16b, v10.16b, v8.16b
-	eor	v5.16b, v30.16b, v5.16b
-	and	v20.16b, v20.16b, v16.16b
-	and	v4.16b, v4.16b, v17.16b
-	and	v26.16b, v26.16b, v16.16b
-	and	v17.16b, v22.16b, v17.16b
+	eor	v4.16b, v30.16b, v4.16b
+	and	v20.16b, v20.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v26.16b, v26.16b, v7.16b
+	and	v16.16b, v22.16b, v16.16b
 	and	v22.16b, v25.16b, v8.16b
-	eor	v3.16b, v3.16b, v5.16b
-	eor	v25.16b, v8.16b, v5.16b
-	and	v23.16b, v23.16b, v5.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v4.16b, v4.16b, v28.16b
-	and	v5.16b, v24.16b, v5.16b
-	eor	v16.16b, v3.16b, v16.16b
-	and	v7.16b, v7.16b, v25.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v25.16b, v8.16b, v4.16b
+	and	v23.16b, v23.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v28.16b
+	and	v4.16b, v24.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v25.16b
 	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v3.16b
-	and	v3.16b, v21.16b, v3.16b
+	and	v24.16b, v27.16b, v2.16b
+	and	v2.16b, v21.16b, v2.16b
 	ldp	q21, q25, [x9], #32
-	and	v19.16b, v19.16b, v16.16b
-	eor	v23.16b, v7.16b, v23.16b
-	and	v16.16b, v31.16b, v16.16b
+	and	v19.16b, v19.16b, v7.16b
+	eor	v23.16b, v6.16b, v23.16b
+	and	v7.16b, v31.16b, v7.16b
 	eor	v27.16b, v18.16b, v1.16b
-	eor	v7.16b, v7.16b, v9.16b
+	eor	v6.16b, v6.16b, v9.16b
 	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v23.16b
-	eor	v16.16b, v16.16b, v23.16b
+	eor	v3.16b, v3.16b, v23.16b
+	eor	v7.16b, v7.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x9], #32
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
-	eor	v5.16b, v5.16b, v19.16b
-	eor	v19.16b, v26.16b, v16.16b
-	eor	v16.16b, v16.16b, v23.16b
+	eor	v4.16b, v4.16b, v19.16b
+	eor	v19.16b, v26.16b, v7.16b
+	eor	v7.16b, v7.16b, v23.16b
 	ldp	q23, q26, [x9], #32
-	eor	v17.16b, v17.16b, v27.16b
-	eor	v6.16b, v6.16b, v27.16b
+	eor	v16.16b, v16.16b, v27.16b
+	eor	v5.16b, v5.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v22.16b, v22.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v22.16b, v22.16b, v7.16b
 	ldp	q27, q29, [x9], #32
-	eor	v4.16b, v17.16b, v4.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v18.16b, v18.16b, v5.16b
-	eor	v5.16b, v16.16b, v5.16b
-	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v4.16b, v19.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v19.16b
+	eor	v18.16b, v18.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v22.16b, v20.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v3.16b, v19.16b
 	tbl	v20.16b, {v18.16b}, v28.16b
-	tbl	v22.16b, {v5.16b}, v28.16b
-	eor	v3.16b, v3.16b, v16.16b
-	tbl	v16.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v6.16b}, v28.16b
-	tbl	v8.16b, {v4.16b}, v28.16b
+	tbl	v22.16b, {v4.16b}, v28.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v5.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
 	tbl	v9.16b, {v19.16b}, v28.16b
-	tbl	v10.16b, {v17.16b}, v28.16b
-	tbl	v28.16b, {v3.16b}, v28.16b
+	tbl	v10.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v2.16b}, v28.16b
 	eor	v18.16b, v18.16b, v20.16b
-	eor	v6.16b, v6.16b, v31.16b
-	eor	v1.16b, v1.16b, v16.16b
+	eor	v5.16b, v5.16b, v31.16b
+	eor	v1.16b, v1.16b, v7.16b
 	eor	v25.16b, v22.16b, v25.16b
-	eor	v16.16b, v16.16b, v24.16b
+	eor	v7.16b, v7.16b, v24.16b
 	eor	v23.16b, v8.16b, v23.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v4.16b, v4.16b, v8.16b
-	eor	v3.16b, v3.16b, v28.16b
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v2.16b, v2.16b, v28.16b
 	eor	v19.16b, v19.16b, v9.16b
-	eor	v17.16b, v17.16b, v10.16b
+	eor	v16.16b, v16.16b, v10.16b
 	eor	v20.16b, v20.16b, v21.16b
 	eor	v25.16b, v25.16b, v18.16b
-	eor	v7.16b, v31.16b, v7.16b
-	eor	v16.16b, v16.16b, v6.16b
+	eor	v6.16b, v31.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
 	eor	v23.16b, v23.16b, v1.16b
 	eor	v21.16b, v28.16b, v26.16b
 	eor	v22.16b, v9.16b, v27.16b
 	tbl	v18.16b, {v18.16b}, v30.16b
 	eor	v24.16b, v10.16b, v29.16b
-	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v5.16b}, v30.16b
-	eor	v25.16b, v25.16b, v17.16b
-	tbl	v6.16b, {v6.16b}, v30.16b
-	eor	v7.16b, v7.16b, v5.16b
-	tbl	v5.16b, {v1.16b}, v30.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v27.16b, {v4.16b}, v30.16b
-	eor	v23.16b, v23.16b, v17.16b
-	tbl	v28.16b, {v3.16b}, v30.16b
-	eor	v21.16b, v21.16b, v4.16b
+	eor	v20.16b, v20.16b, v16.16b
+	tbl	v26.16b, {v4.16b}, v30.16b
+	eor	v25.16b, v25.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v30.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v30.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v27.16b, {v3.16b}, v30.16b
+	eor	v23.16b, v23.16b, v16.16b
+	tbl	v28.16b, {v2.16b}, v30.16b
+	eor	v21.16b, v21.16b, v3.16b
 	tbl	v29.16b, {v19.16b}, v30.16b
-	eor	v22.16b, v22.16b, v3.16b
-	tbl	v17.16b, {v17.16b}, v30.16b
+	eor	v22.16b, v22.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v30.16b
 	eor	v24.16b, v24.16b, v19.16b
 	eor	v1.16b, v20.16b, v18.16b
-	eor	v3.16b, v25.16b, v26.16b
-	eor	v4.16b, v7.16b, v6.16b
-	eor	v5.16b, v16.16b, v5.16b
-	eor	v6.16b, v23.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v22.16b, v29.16b
-	eor	v17.16b, v24.16b, v17.16b
+	eor	v2.16b, v25.16b, v26.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v23.16b, v27.16b
+	eor	v6.16b, v21.16b, v28.16b
+	eor	v7.16b, v22.16b, v29.16b
+	eor	v16.16b, v24.16b, v16.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_23
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v3.16b, #1
-	ushr	v21.16b, v4.16b, #1
-	shl	v22.16b, v5.16b, #1
-	ushr	v23.16b, v6.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v3.16b, v19.16b, v18.16b
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v4.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v3.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v5.16b, #2
+	shl	v24.16b, v7.16b, #2
+	ushr	v25.16b, v6.16b, #2
+	shl	v26.16b, v16.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v6.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v3.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v5.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v6.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bit	v5.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	eor	v2.16b, v1.16b, v2.16b
-	str	q2, [x8, #384]
-	movi	v2.2d, #0x0000000000000000
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
+	bit	v6.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v7.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	eor	v18.16b, v1.16b, v17.16b
+	str	q18, [x8, #384]
+	eor	v18.16b, v2.16b, v17.16b
+	str	q18, [x8, #400]
+	eor	v18.16b, v3.16b, v17.16b
+	str	q18, [x8, #416]
+	eor	v18.16b, v4.16b, v17.16b
+	str	q18, [x8, #432]
+	eor	v18.16b, v5.16b, v17.16b
+	str	q18, [x8, #448]
+	eor	v18.16b, v6.16b, v17.16b
+	str	q18, [x8, #464]
+	eor	v18.16b, v7.16b, v17.16b
+	str	q18, [x8, #480]
+	eor	v18.16b, v16.16b, v17.16b
+	str	q18, [x8, #496]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -15792,6 +15154,488 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #32
 	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x8], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x9], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x8], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x8], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1780]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1790]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x17a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x17d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x17e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x17f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x7, #608]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5:
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x7, #544]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1200
+	add	x6, x0, x6
+	add	x8, x7, #96
+	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -15875,30 +15719,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
+	ldp	q20, q24, [x6], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
+	ldp	q27, q29, [x8], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
+	ldp	q6, q23, [x6], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
+	ldp	q22, q25, [x6], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
+	ldp	q26, q28, [x6], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -15959,8 +15803,283 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
+	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -16096,448 +16215,98 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
 	bit	v2.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
 	bit	v4.16b, v20.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
 	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v5.16b, #2
-	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
-	bif	v5.16b, v21.16b, v17.16b
+	shl	v25.16b, v16.16b, #2
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
-	bit	v7.16b, v20.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
 	ushr	v21.16b, v3.16b, #4
 	shl	v22.16b, v6.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
 	bit	v7.16b, v21.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8
-	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8
-	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8:
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_4
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x7, #608]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
+	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_4:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x9, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_4:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_4
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_end192:
-	stp	x4, x5, [x0, #256]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
-.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192:
-	and	x6, x4, #0xffffffffffffff00
-	rev	x8, x5
-	rev	x9, x6
-	fmov	d1, x8
-	mov	v1.d[1], x9
-	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
-	movi	v2.2d, #0x0000000000000000
-	movi	v3.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
+.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192
+	cmp	x6, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192:
+	add	x6, x0, x6, lsl #4
+	ldr	q5, [x0, #368]
+	ldp	q1, q2, [x6, #384]
+	ldp	q3, q4, [x6, #416]
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v3.16b, v3.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	movi	v17.16b, #85
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	ushr	v22.16b, v1.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v17.16b
-	bit	v4.16b, v19.16b, v17.16b
-	bit	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v20.16b, v17.16b
-	bit	v6.16b, v21.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	str	q1, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
-	movz	x8, #255, lsl #16
-	movk	x8, #0xff00, lsl #48
-	and	x8, x5, x8
-	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2
-	cmp	x8, x10
-	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_aes256:
-	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
-	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
-.Laesgen_neon_bitsliced_face_r2_xor_stream_top256:
-	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_end256
-	and	x6, x4, #0xffffffffffffff00
-	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh256
-	cmp	x5, x9
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256:
-	and	x6, x4, #255
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256
-	cmp	x6, #248
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256:
-	add	x6, x0, x6, lsl #4
-	ldr	q17, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	ldp	q5, q6, [x6, #448]
-	ldp	q7, q16, [x6, #480]
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -16592,7 +16361,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x6, #0x1300
 	add	x6, x0, x6
 	add	x8, x7, #32
-	mov	x9, #11
+	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -16844,34 +16613,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v21.16b
 	and	v21.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1880]
+	ldr	q20, [x0, #0x1780]
 	and	v18.16b, v18.16b, v16.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v16.16b, v30.16b, v16.16b
 	eor	v23.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1890]
+	ldr	q26, [x0, #0x1790]
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v16.16b, v16.16b, v22.16b
 	eor	v21.16b, v21.16b, v23.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x18a0]
+	ldr	q6, [x0, #0x17a0]
 	eor	v22.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v16.16b
 	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x18b0]
-	ldr	q23, [x0, #0x18c0]
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v5.16b, v5.16b, v22.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v22.16b, v24.16b, v16.16b
 	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x18d0]
+	ldr	q24, [x0, #0x17d0]
 	eor	v25.16b, v7.16b, v3.16b
 	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x18e0]
+	ldr	q7, [x0, #0x17e0]
 	eor	v3.16b, v22.16b, v19.16b
 	eor	v17.16b, v17.16b, v4.16b
 	eor	v4.16b, v16.16b, v4.16b
@@ -16879,7 +16648,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v1.16b, v25.16b
 	eor	v5.16b, v22.16b, v5.16b
 	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x18f0]
+	ldr	q22, [x0, #0x17f0]
 	eor	v1.16b, v17.16b, v20.16b
 	eor	v2.16b, v4.16b, v26.16b
 	eor	v4.16b, v18.16b, v21.16b
@@ -16931,43 +16700,53 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
 	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
+	ldr	q20, [x7, #608]
 	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
 	stp	q1, q2, [x1], #32
 	ldp	q1, q2, [x2], #32
 	eor	v3.16b, v3.16b, v1.16b
 	eor	v4.16b, v4.16b, v2.16b
 	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
+	adds	x4, x4, #4
 	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256:
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
-	add	x8, x8, #8
+	add	x10, x8, #4
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #3
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_6
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
+	add	x8, x8, #4
 	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_6:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #4
-	ldr	q17, [x0, #368]
+	ldr	q5, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
@@ -16975,154 +16754,146 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q18, [x0]
-	ldr	q19, [x7, #544]
-	movi	v20.16b, #85
-	eor	v1.16b, v1.16b, v18.16b
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v3.16b, v3.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v5.16b, v5.16b, v18.16b
-	eor	v6.16b, v6.16b, v18.16b
-	eor	v7.16b, v7.16b, v18.16b
-	eor	v16.16b, v16.16b, v18.16b
-	tbl	v1.16b, {v1.16b}, v19.16b
-	tbl	v2.16b, {v2.16b}, v19.16b
-	tbl	v3.16b, {v3.16b}, v19.16b
-	tbl	v4.16b, {v4.16b}, v19.16b
-	tbl	v5.16b, {v5.16b}, v19.16b
-	tbl	v6.16b, {v6.16b}, v19.16b
-	tbl	v7.16b, {v7.16b}, v19.16b
-	tbl	v16.16b, {v16.16b}, v19.16b
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v5.16b, #1
-	shl	v24.16b, v6.16b, #1
-	ushr	v25.16b, v7.16b, #1
-	shl	v26.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v20.16b
-	bif	v1.16b, v19.16b, v20.16b
-	bit	v4.16b, v21.16b, v20.16b
-	bif	v3.16b, v22.16b, v20.16b
-	bit	v6.16b, v23.16b, v20.16b
-	bif	v5.16b, v24.16b, v20.16b
-	bit	v16.16b, v25.16b, v20.16b
-	bif	v7.16b, v26.16b, v20.16b
+	ldr	q16, [x0]
+	ldr	q18, [x7, #544]
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v4.16b, v4.16b, v16.16b
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v6.16b, #1
+	ushr	v20.16b, v1.16b, #1
+	shl	v21.16b, v2.16b, #1
+	ushr	v22.16b, v3.16b, #1
+	shl	v23.16b, v4.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v20.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v4.16b, v22.16b, v18.16b
+	bif	v3.16b, v23.16b, v18.16b
+	bit	v7.16b, v19.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
 	shl	v20.16b, v3.16b, #2
 	ushr	v21.16b, v2.16b, #2
 	shl	v22.16b, v4.16b, #2
-	ushr	v23.16b, v5.16b, #2
-	shl	v24.16b, v7.16b, #2
-	ushr	v25.16b, v6.16b, #2
-	shl	v26.16b, v16.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
 	bit	v3.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
 	bit	v4.16b, v21.16b, v18.16b
 	bif	v2.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v6.16b, v26.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v5.16b, #4
+	shl	v21.16b, v6.16b, #4
 	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v6.16b, #4
-	shl	v24.16b, v7.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v4.16b, #4
-	shl	v26.16b, v16.16b, #4
-	bit	v5.16b, v19.16b, v18.16b
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
-	bit	v6.16b, v20.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
 	bif	v2.16b, v23.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
 	add	x10, x7, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28:
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v20.16b, v16.16b, v5.16b
-	eor	v21.16b, v16.16b, v3.16b
+	eor	v18.16b, v17.16b, v2.16b
+	eor	v19.16b, v6.16b, v3.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v20.16b, v17.16b, v6.16b
+	eor	v21.16b, v17.16b, v3.16b
 	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v6.16b
+	eor	v23.16b, v1.16b, v7.16b
 	eor	v4.16b, v4.16b, v22.16b
 	eor	v24.16b, v2.16b, v23.16b
-	eor	v5.16b, v5.16b, v23.16b
+	eor	v6.16b, v6.16b, v23.16b
 	bic	v2.16b, v23.16b, v2.16b
-	eor	v25.16b, v16.16b, v23.16b
-	eor	v7.16b, v7.16b, v4.16b
+	eor	v25.16b, v17.16b, v23.16b
+	eor	v16.16b, v16.16b, v4.16b
 	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v26.16b, v20.16b, v7.16b
-	eor	v27.16b, v6.16b, v3.16b
+	and	v4.16b, v1.16b, v6.16b
+	eor	v26.16b, v20.16b, v16.16b
+	eor	v27.16b, v7.16b, v3.16b
 	eor	v28.16b, v1.16b, v3.16b
 	eor	v29.16b, v21.16b, v24.16b
 	and	v30.16b, v22.16b, v3.16b
-	eor	v6.16b, v6.16b, v26.16b
+	eor	v7.16b, v7.16b, v26.16b
 	eor	v31.16b, v27.16b, v26.16b
 	and	v8.16b, v20.16b, v26.16b
 	and	v9.16b, v29.16b, v28.16b
 	eor	v10.16b, v1.16b, v26.16b
 	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v6.16b
+	and	v12.16b, v18.16b, v7.16b
 	and	v13.16b, v19.16b, v31.16b
 	eor	v4.16b, v30.16b, v4.16b
 	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v6.16b
+	eor	v9.16b, v18.16b, v7.16b
 	eor	v11.16b, v8.16b, v11.16b
 	eor	v2.16b, v12.16b, v2.16b
 	eor	v8.16b, v8.16b, v13.16b
 	and	v13.16b, v25.16b, v10.16b
-	eor	v16.16b, v16.16b, v6.16b
+	eor	v17.16b, v17.16b, v7.16b
 	eor	v4.16b, v4.16b, v11.16b
 	eor	v2.16b, v2.16b, v8.16b
 	eor	v30.16b, v30.16b, v8.16b
 	eor	v8.16b, v12.16b, v13.16b
 	eor	v12.16b, v21.16b, v27.16b
 	eor	v2.16b, v9.16b, v2.16b
-	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v16.16b, v30.16b
 	eor	v30.16b, v8.16b, v11.16b
 	eor	v4.16b, v12.16b, v4.16b
-	and	v8.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v30.16b, v7.16b, v4.16b
+	and	v8.16b, v16.16b, v2.16b
+	eor	v17.16b, v17.16b, v30.16b
+	eor	v30.16b, v16.16b, v4.16b
 	eor	v9.16b, v4.16b, v8.16b
-	eor	v8.16b, v16.16b, v8.16b
-	bsl	v9.16b, v2.16b, v16.16b
+	eor	v8.16b, v17.16b, v8.16b
+	bsl	v9.16b, v2.16b, v17.16b
 	eor	v11.16b, v8.16b, v9.16b
 	eor	v2.16b, v2.16b, v9.16b
 	and	v1.16b, v1.16b, v9.16b
-	and	v5.16b, v5.16b, v9.16b
-	and	v16.16b, v16.16b, v11.16b
-	eor	v11.16b, v8.16b, v16.16b
-	bsl	v8.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v9.16b
+	and	v17.16b, v17.16b, v11.16b
+	eor	v11.16b, v8.16b, v17.16b
+	bsl	v8.16b, v16.16b, v4.16b
+	eor	v2.16b, v2.16b, v17.16b
 	and	v4.16b, v8.16b, v11.16b
-	eor	v7.16b, v8.16b, v9.16b
-	eor	v16.16b, v9.16b, v2.16b
+	eor	v16.16b, v8.16b, v9.16b
+	eor	v17.16b, v9.16b, v2.16b
 	and	v28.16b, v28.16b, v2.16b
 	and	v29.16b, v29.16b, v2.16b
 	and	v9.16b, v10.16b, v8.16b
 	eor	v4.16b, v30.16b, v4.16b
-	and	v20.16b, v20.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v26.16b, v26.16b, v7.16b
-	and	v16.16b, v22.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v3.16b, v3.16b, v17.16b
+	and	v26.16b, v26.16b, v16.16b
+	and	v17.16b, v22.16b, v17.16b
 	and	v22.16b, v25.16b, v8.16b
 	eor	v2.16b, v2.16b, v4.16b
 	eor	v25.16b, v8.16b, v4.16b
@@ -17130,95 +16901,95 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v1.16b, v3.16b, v1.16b
 	eor	v3.16b, v3.16b, v28.16b
 	and	v4.16b, v24.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v25.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v7.16b, v7.16b, v25.16b
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
 	ldp	q21, q25, [x9], #32
-	and	v19.16b, v19.16b, v7.16b
-	eor	v23.16b, v6.16b, v23.16b
-	and	v7.16b, v31.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	eor	v23.16b, v7.16b, v23.16b
+	and	v16.16b, v31.16b, v16.16b
 	eor	v27.16b, v18.16b, v1.16b
-	eor	v6.16b, v6.16b, v9.16b
+	eor	v7.16b, v7.16b, v9.16b
 	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v3.16b, v3.16b, v23.16b
-	eor	v7.16b, v7.16b, v23.16b
+	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q24, [x9], #32
+	eor	v1.16b, v1.16b, v7.16b
+	ldp	q7, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v4.16b, v4.16b, v19.16b
-	eor	v19.16b, v26.16b, v7.16b
-	eor	v7.16b, v7.16b, v23.16b
+	eor	v19.16b, v26.16b, v16.16b
+	eor	v16.16b, v16.16b, v23.16b
 	ldp	q23, q26, [x9], #32
-	eor	v16.16b, v16.16b, v27.16b
-	eor	v5.16b, v5.16b, v27.16b
+	eor	v17.16b, v17.16b, v27.16b
+	eor	v6.16b, v6.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v1.16b
-	eor	v22.16b, v22.16b, v7.16b
+	eor	v22.16b, v22.16b, v16.16b
 	ldp	q27, q29, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v19.16b
+	eor	v3.16b, v17.16b, v3.16b
+	eor	v17.16b, v17.16b, v19.16b
 	eor	v18.16b, v18.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v22.16b, v20.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v22.16b, v20.16b
 	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v22.16b, v5.16b
+	eor	v6.16b, v22.16b, v6.16b
 	eor	v19.16b, v3.16b, v19.16b
 	tbl	v20.16b, {v18.16b}, v28.16b
 	tbl	v22.16b, {v4.16b}, v28.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v5.16b}, v28.16b
+	eor	v2.16b, v2.16b, v16.16b
+	tbl	v16.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v6.16b}, v28.16b
 	tbl	v8.16b, {v3.16b}, v28.16b
 	tbl	v9.16b, {v19.16b}, v28.16b
-	tbl	v10.16b, {v16.16b}, v28.16b
+	tbl	v10.16b, {v17.16b}, v28.16b
 	tbl	v28.16b, {v2.16b}, v28.16b
 	eor	v18.16b, v18.16b, v20.16b
-	eor	v5.16b, v5.16b, v31.16b
-	eor	v1.16b, v1.16b, v7.16b
+	eor	v6.16b, v6.16b, v31.16b
+	eor	v1.16b, v1.16b, v16.16b
 	eor	v25.16b, v22.16b, v25.16b
-	eor	v7.16b, v7.16b, v24.16b
+	eor	v16.16b, v16.16b, v24.16b
 	eor	v23.16b, v8.16b, v23.16b
 	eor	v4.16b, v4.16b, v22.16b
 	eor	v3.16b, v3.16b, v8.16b
 	eor	v2.16b, v2.16b, v28.16b
 	eor	v19.16b, v19.16b, v9.16b
-	eor	v16.16b, v16.16b, v10.16b
+	eor	v17.16b, v17.16b, v10.16b
 	eor	v20.16b, v20.16b, v21.16b
 	eor	v25.16b, v25.16b, v18.16b
-	eor	v6.16b, v31.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
+	eor	v7.16b, v31.16b, v7.16b
+	eor	v16.16b, v16.16b, v6.16b
 	eor	v23.16b, v23.16b, v1.16b
 	eor	v21.16b, v28.16b, v26.16b
 	eor	v22.16b, v9.16b, v27.16b
 	tbl	v18.16b, {v18.16b}, v30.16b
 	eor	v24.16b, v10.16b, v29.16b
-	eor	v20.16b, v20.16b, v16.16b
+	eor	v20.16b, v20.16b, v17.16b
 	tbl	v26.16b, {v4.16b}, v30.16b
-	eor	v25.16b, v25.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v30.16b
-	eor	v6.16b, v6.16b, v4.16b
+	eor	v25.16b, v25.16b, v17.16b
+	tbl	v6.16b, {v6.16b}, v30.16b
+	eor	v7.16b, v7.16b, v4.16b
 	tbl	v4.16b, {v1.16b}, v30.16b
-	eor	v7.16b, v7.16b, v16.16b
+	eor	v16.16b, v16.16b, v17.16b
 	tbl	v27.16b, {v3.16b}, v30.16b
-	eor	v23.16b, v23.16b, v16.16b
+	eor	v23.16b, v23.16b, v17.16b
 	tbl	v28.16b, {v2.16b}, v30.16b
 	eor	v21.16b, v21.16b, v3.16b
 	tbl	v29.16b, {v19.16b}, v30.16b
 	eor	v22.16b, v22.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v30.16b
+	tbl	v17.16b, {v17.16b}, v30.16b
 	eor	v24.16b, v24.16b, v19.16b
 	eor	v1.16b, v20.16b, v18.16b
 	eor	v2.16b, v25.16b, v26.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v23.16b, v27.16b
-	eor	v6.16b, v21.16b, v28.16b
-	eor	v7.16b, v22.16b, v29.16b
-	eor	v16.16b, v24.16b, v16.16b
+	eor	v3.16b, v7.16b, v6.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v6.16b, v23.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v22.16b, v29.16b
+	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28
 	movi	v18.16b, #85
@@ -17226,68 +16997,64 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v20.16b, v2.16b, #1
 	ushr	v21.16b, v3.16b, #1
 	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v5.16b, #1
-	shl	v24.16b, v6.16b, #1
-	ushr	v25.16b, v7.16b, #1
-	shl	v26.16b, v16.16b, #1
+	ushr	v23.16b, v6.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
 	bit	v2.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
 	bit	v4.16b, v21.16b, v18.16b
 	bif	v3.16b, v22.16b, v18.16b
-	bit	v6.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
 	shl	v20.16b, v3.16b, #2
 	ushr	v21.16b, v2.16b, #2
 	shl	v22.16b, v4.16b, #2
-	ushr	v23.16b, v5.16b, #2
-	shl	v24.16b, v7.16b, #2
-	ushr	v25.16b, v6.16b, #2
-	shl	v26.16b, v16.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
 	bit	v3.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
 	bit	v4.16b, v21.16b, v18.16b
 	bif	v2.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v6.16b, v26.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v5.16b, #4
+	shl	v21.16b, v6.16b, #4
 	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v6.16b, #4
-	shl	v24.16b, v7.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v4.16b, #4
-	shl	v26.16b, v16.16b, #4
-	bit	v5.16b, v19.16b, v18.16b
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
-	bit	v6.16b, v20.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
 	bif	v2.16b, v23.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	eor	v18.16b, v1.16b, v17.16b
-	str	q18, [x8, #384]
-	eor	v18.16b, v2.16b, v17.16b
-	str	q18, [x8, #400]
-	eor	v18.16b, v3.16b, v17.16b
-	str	q18, [x8, #416]
-	eor	v18.16b, v4.16b, v17.16b
-	str	q18, [x8, #432]
-	eor	v18.16b, v5.16b, v17.16b
-	str	q18, [x8, #448]
-	eor	v18.16b, v6.16b, v17.16b
-	str	q18, [x8, #464]
-	eor	v18.16b, v7.16b, v17.16b
-	str	q18, [x8, #480]
-	eor	v18.16b, v16.16b, v17.16b
-	str	q18, [x8, #496]
+	eor	v6.16b, v1.16b, v5.16b
+	str	q6, [x8, #384]
+	eor	v6.16b, v2.16b, v5.16b
+	str	q6, [x8, #400]
+	eor	v6.16b, v3.16b, v5.16b
+	str	q6, [x8, #416]
+	eor	v6.16b, v4.16b, v5.16b
+	str	q6, [x8, #432]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -17342,7 +17109,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x8, #0x1300
 	add	x8, x0, x8
 	add	x9, x7, #32
-	mov	x10, #11
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17594,34 +17361,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v21.16b
 	and	v21.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1880]
+	ldr	q20, [x0, #0x1780]
 	and	v18.16b, v18.16b, v16.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v16.16b, v30.16b, v16.16b
 	eor	v23.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1890]
+	ldr	q26, [x0, #0x1790]
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v16.16b, v16.16b, v22.16b
 	eor	v21.16b, v21.16b, v23.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x18a0]
+	ldr	q6, [x0, #0x17a0]
 	eor	v22.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v16.16b
 	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x18b0]
-	ldr	q23, [x0, #0x18c0]
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v5.16b, v5.16b, v22.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v22.16b, v24.16b, v16.16b
 	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x18d0]
+	ldr	q24, [x0, #0x17d0]
 	eor	v25.16b, v7.16b, v3.16b
 	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x18e0]
+	ldr	q7, [x0, #0x17e0]
 	eor	v3.16b, v22.16b, v19.16b
 	eor	v17.16b, v17.16b, v4.16b
 	eor	v4.16b, v16.16b, v4.16b
@@ -17629,7 +17396,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v1.16b, v25.16b
 	eor	v5.16b, v22.16b, v5.16b
 	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x18f0]
+	ldr	q22, [x0, #0x17f0]
 	eor	v1.16b, v17.16b, v20.16b
 	eor	v2.16b, v4.16b, v26.16b
 	eor	v4.16b, v18.16b, v21.16b
@@ -17681,91 +17448,89 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
 	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
+	ldr	q20, [x7, #608]
 	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
 	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9
-	add	x8, x8, #8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6
+	add	x8, x8, #4
 	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6:
 	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6
 	mov	x9, #256
 	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9:
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6:
 	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9:
-	mov	x8, #8
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6:
+	mov	x8, #4
 	stp	x6, x8, [x0, #328]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9:
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6:
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
 	stp	q1, q2, [x1], #32
 	ldp	q1, q2, [x2], #32
 	eor	v3.16b, v3.16b, v1.16b
 	eor	v4.16b, v4.16b, v2.16b
 	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
+	adds	x4, x4, #4
 	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256:
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256
-	cmp	x6, #252
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256:
-	add	x6, x0, x6, lsl #4
-	ldr	q5, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v3.16b, v3.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x7, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
 	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -17803,10 +17568,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
+	mov	x6, #0x1200
 	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	add	x8, x7, #96
+	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17976,132 +17741,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1880]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1890]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x18a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x18b0]
-	ldr	q23, [x0, #0x18c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x18d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x18e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x18f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -18153,786 +17792,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256
-	add	x8, x0, x6, lsl #4
-	ldr	q5, [x0, #368]
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
-	ldr	q18, [x7, #544]
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v6.16b, #1
-	ushr	v20.16b, v1.16b, #1
-	shl	v21.16b, v2.16b, #1
-	ushr	v22.16b, v3.16b, #1
-	shl	v23.16b, v4.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v20.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v4.16b, v22.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v7.16b, v19.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x7, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31:
-	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v3.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v3.16b
-	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v7.16b
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v24.16b, v2.16b, v23.16b
-	eor	v6.16b, v6.16b, v23.16b
-	bic	v2.16b, v23.16b, v2.16b
-	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v6.16b
-	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v3.16b
-	eor	v28.16b, v1.16b, v3.16b
-	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor	v7.16b, v7.16b, v26.16b
-	eor	v31.16b, v27.16b, v26.16b
-	and	v8.16b, v20.16b, v26.16b
-	and	v9.16b, v29.16b, v28.16b
-	eor	v10.16b, v1.16b, v26.16b
-	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v7.16b
-	and	v13.16b, v19.16b, v31.16b
-	eor	v4.16b, v30.16b, v4.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v7.16b
-	eor	v11.16b, v8.16b, v11.16b
-	eor	v2.16b, v12.16b, v2.16b
-	eor	v8.16b, v8.16b, v13.16b
-	and	v13.16b, v25.16b, v10.16b
-	eor	v17.16b, v17.16b, v7.16b
-	eor	v4.16b, v4.16b, v11.16b
-	eor	v2.16b, v2.16b, v8.16b
-	eor	v30.16b, v30.16b, v8.16b
-	eor	v8.16b, v12.16b, v13.16b
-	eor	v12.16b, v21.16b, v27.16b
-	eor	v2.16b, v9.16b, v2.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v30.16b, v8.16b, v11.16b
-	eor	v4.16b, v12.16b, v4.16b
-	and	v8.16b, v16.16b, v2.16b
-	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v4.16b
-	eor	v9.16b, v4.16b, v8.16b
-	eor	v8.16b, v17.16b, v8.16b
-	bsl	v9.16b, v2.16b, v17.16b
-	eor	v11.16b, v8.16b, v9.16b
-	eor	v2.16b, v2.16b, v9.16b
-	and	v1.16b, v1.16b, v9.16b
-	and	v6.16b, v6.16b, v9.16b
-	and	v17.16b, v17.16b, v11.16b
-	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v4.16b
-	eor	v2.16b, v2.16b, v17.16b
-	and	v4.16b, v8.16b, v11.16b
-	eor	v16.16b, v8.16b, v9.16b
-	eor	v17.16b, v9.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v9.16b, v10.16b, v8.16b
-	eor	v4.16b, v30.16b, v4.16b
-	and	v20.16b, v20.16b, v16.16b
-	and	v3.16b, v3.16b, v17.16b
-	and	v26.16b, v26.16b, v16.16b
-	and	v17.16b, v22.16b, v17.16b
-	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v25.16b, v8.16b, v4.16b
-	and	v23.16b, v23.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v28.16b
-	and	v4.16b, v24.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v7.16b, v7.16b, v25.16b
-	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v2.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x9], #32
-	and	v19.16b, v19.16b, v16.16b
-	eor	v23.16b, v7.16b, v23.16b
-	and	v16.16b, v31.16b, v16.16b
-	eor	v27.16b, v18.16b, v1.16b
-	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x10], #32
-	eor	v19.16b, v20.16b, v19.16b
-	eor	v3.16b, v3.16b, v23.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x9], #32
-	eor	v27.16b, v29.16b, v19.16b
-	eor	v4.16b, v4.16b, v19.16b
-	eor	v19.16b, v26.16b, v16.16b
-	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x9], #32
-	eor	v17.16b, v17.16b, v27.16b
-	eor	v6.16b, v6.16b, v27.16b
-	eor	v20.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x9], #32
-	eor	v3.16b, v17.16b, v3.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v18.16b, v18.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v3.16b, v19.16b
-	tbl	v20.16b, {v18.16b}, v28.16b
-	tbl	v22.16b, {v4.16b}, v28.16b
-	eor	v2.16b, v2.16b, v16.16b
-	tbl	v16.16b, {v1.16b}, v28.16b
-	tbl	v31.16b, {v6.16b}, v28.16b
-	tbl	v8.16b, {v3.16b}, v28.16b
-	tbl	v9.16b, {v19.16b}, v28.16b
-	tbl	v10.16b, {v17.16b}, v28.16b
-	tbl	v28.16b, {v2.16b}, v28.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v6.16b, v6.16b, v31.16b
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v25.16b, v22.16b, v25.16b
-	eor	v16.16b, v16.16b, v24.16b
-	eor	v23.16b, v8.16b, v23.16b
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v3.16b, v3.16b, v8.16b
-	eor	v2.16b, v2.16b, v28.16b
-	eor	v19.16b, v19.16b, v9.16b
-	eor	v17.16b, v17.16b, v10.16b
-	eor	v20.16b, v20.16b, v21.16b
-	eor	v25.16b, v25.16b, v18.16b
-	eor	v7.16b, v31.16b, v7.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v23.16b, v23.16b, v1.16b
-	eor	v21.16b, v28.16b, v26.16b
-	eor	v22.16b, v9.16b, v27.16b
-	tbl	v18.16b, {v18.16b}, v30.16b
-	eor	v24.16b, v10.16b, v29.16b
-	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v4.16b}, v30.16b
-	eor	v25.16b, v25.16b, v17.16b
-	tbl	v6.16b, {v6.16b}, v30.16b
-	eor	v7.16b, v7.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v30.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v27.16b, {v3.16b}, v30.16b
-	eor	v23.16b, v23.16b, v17.16b
-	tbl	v28.16b, {v2.16b}, v30.16b
-	eor	v21.16b, v21.16b, v3.16b
-	tbl	v29.16b, {v19.16b}, v30.16b
-	eor	v22.16b, v22.16b, v2.16b
-	tbl	v17.16b, {v17.16b}, v30.16b
-	eor	v24.16b, v24.16b, v19.16b
-	eor	v1.16b, v20.16b, v18.16b
-	eor	v2.16b, v25.16b, v26.16b
-	eor	v3.16b, v7.16b, v6.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v6.16b, v23.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v22.16b, v29.16b
-	eor	v17.16b, v24.16b, v17.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
-	movi	v18.16b, #85
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v6.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	eor	v6.16b, v1.16b, v5.16b
-	str	q6, [x8, #384]
-	eor	v6.16b, v2.16b, v5.16b
-	str	q6, [x8, #400]
-	eor	v6.16b, v3.16b, v5.16b
-	str	q6, [x8, #416]
-	eor	v6.16b, v4.16b, v5.16b
-	str	q6, [x8, #432]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x8, #0x1300
-	add	x8, x0, x8
-	add	x9, x7, #32
-	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1880]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1890]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x18a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x18b0]
-	ldr	q23, [x0, #0x18c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x18d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x18e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x18f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10
-	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10
-	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10:
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256:
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single256
-	cmp	x6, #254
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single256
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256:
-	add	x6, x0, x6, lsl #4
-	ldr	q3, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -18991,8 +17850,8 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x6, #0x1300
 	add	x6, x0, x6
 	add	x8, x7, #32
-	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33:
+	mov	x9, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -19160,7 +18019,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -19243,34 +18102,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v21.16b
 	and	v21.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1880]
+	ldr	q20, [x0, #0x1780]
 	and	v18.16b, v18.16b, v16.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v16.16b, v30.16b, v16.16b
 	eor	v23.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1890]
+	ldr	q26, [x0, #0x1790]
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v16.16b, v16.16b, v22.16b
 	eor	v21.16b, v21.16b, v23.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x18a0]
+	ldr	q6, [x0, #0x17a0]
 	eor	v22.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v16.16b
 	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x18b0]
-	ldr	q23, [x0, #0x18c0]
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v5.16b, v5.16b, v22.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v22.16b, v24.16b, v16.16b
 	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x18d0]
+	ldr	q24, [x0, #0x17d0]
 	eor	v25.16b, v7.16b, v3.16b
 	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x18e0]
+	ldr	q7, [x0, #0x17e0]
 	eor	v3.16b, v22.16b, v19.16b
 	eor	v17.16b, v17.16b, v4.16b
 	eor	v4.16b, v16.16b, v4.16b
@@ -19278,7 +18137,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v1.16b, v25.16b
 	eor	v5.16b, v22.16b, v5.16b
 	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x18f0]
+	ldr	q22, [x0, #0x17f0]
 	eor	v1.16b, v17.16b, v20.16b
 	eor	v2.16b, v4.16b, v26.16b
 	eor	v4.16b, v18.16b, v21.16b
@@ -19330,6 +18189,94 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x7, #608]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single192
+	cmp	x6, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single192
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192:
+	add	x6, x0, x6, lsl #4
+	ldr	q3, [x0, #368]
+	ldp	q1, q2, [x6, #384]
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v3.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
 	bif	v1.16b, v20.16b, v17.16b
 	bit	v6.16b, v19.16b, v17.16b
@@ -19338,6 +18285,359 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1780]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1790]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x17a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x17d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x17e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x17f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x7, #608]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -19345,14 +18645,27 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256:
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #2
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #1
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_7
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #2
 	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_7:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
 	rev	x9, x5
@@ -19427,7 +18740,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x7, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -19595,7 +18908,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -19711,8 +19024,8 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x8, #0x1300
 	add	x8, x0, x8
 	add	x9, x7, #32
-	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35:
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -19880,7 +19193,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -19963,34 +19276,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v21.16b
 	and	v21.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1880]
+	ldr	q20, [x0, #0x1780]
 	and	v18.16b, v18.16b, v16.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v16.16b, v30.16b, v16.16b
 	eor	v23.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1890]
+	ldr	q26, [x0, #0x1790]
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v16.16b, v16.16b, v22.16b
 	eor	v21.16b, v21.16b, v23.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x18a0]
+	ldr	q6, [x0, #0x17a0]
 	eor	v22.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v16.16b
 	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x18b0]
-	ldr	q23, [x0, #0x18c0]
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v5.16b, v5.16b, v22.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v22.16b, v24.16b, v16.16b
 	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x18d0]
+	ldr	q24, [x0, #0x17d0]
 	eor	v25.16b, v7.16b, v3.16b
 	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x18e0]
+	ldr	q7, [x0, #0x17e0]
 	eor	v3.16b, v22.16b, v19.16b
 	eor	v17.16b, v17.16b, v4.16b
 	eor	v4.16b, v16.16b, v4.16b
@@ -19998,7 +19311,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v1.16b, v25.16b
 	eor	v5.16b, v22.16b, v5.16b
 	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x18f0]
+	ldr	q22, [x0, #0x17f0]
 	eor	v1.16b, v17.16b, v20.16b
 	eor	v2.16b, v4.16b, v26.16b
 	eor	v4.16b, v18.16b, v21.16b
@@ -20007,6 +19320,332 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v19.16b, v24.16b
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x7, #608]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7:
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x7, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1200
+	add	x6, x0, x6
+	add	x8, x7, #96
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -20058,46 +19697,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
-	and	x8, x8, #255
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11
-	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11
-	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11:
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single256:
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256:
-	add	x6, x0, x6, lsl #4
-	ldr	q2, [x0, #368]
-	ldr	q1, [x6, #384]
-	eor	v1.16b, v1.16b, v2.16b
-	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -20158,7 +19757,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x6, #0x1300
 	add	x6, x0, x6
 	add	x8, x7, #32
-	mov	x9, #11
+	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -20410,34 +20009,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v21.16b
 	and	v21.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1880]
+	ldr	q20, [x0, #0x1780]
 	and	v18.16b, v18.16b, v16.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v16.16b, v30.16b, v16.16b
 	eor	v23.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1890]
+	ldr	q26, [x0, #0x1790]
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v16.16b, v16.16b, v22.16b
 	eor	v21.16b, v21.16b, v23.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x18a0]
+	ldr	q6, [x0, #0x17a0]
 	eor	v22.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v16.16b
 	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x18b0]
-	ldr	q23, [x0, #0x18c0]
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v5.16b, v5.16b, v22.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v22.16b, v24.16b, v16.16b
 	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x18d0]
+	ldr	q24, [x0, #0x17d0]
 	eor	v25.16b, v7.16b, v3.16b
 	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x18e0]
+	ldr	q7, [x0, #0x17e0]
 	eor	v3.16b, v22.16b, v19.16b
 	eor	v17.16b, v17.16b, v4.16b
 	eor	v4.16b, v16.16b, v4.16b
@@ -20445,7 +20044,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v1.16b, v25.16b
 	eor	v5.16b, v22.16b, v5.16b
 	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x18f0]
+	ldr	q22, [x0, #0x17f0]
 	eor	v1.16b, v17.16b, v20.16b
 	eor	v2.16b, v4.16b, v26.16b
 	eor	v4.16b, v18.16b, v21.16b
@@ -20454,6 +20053,84 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v19.16b, v24.16b
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x7, #608]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single192:
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192:
+	add	x6, x0, x6, lsl #4
+	ldr	q2, [x0, #368]
+	ldr	q1, [x6, #384]
+	eor	v1.16b, v1.16b, v2.16b
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -20505,40 +20182,405 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1780]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1790]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x17a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x17d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x17e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x17f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x7, #608]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
 	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_5
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_4
 	ldr	q2, [x2], #16
 	eor	v1.16b, v1.16b, v2.16b
 	str	q1, [x1], #16
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_5:
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_4:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_5:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_4:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_5
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_4
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256:
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192:
 	ldp	x8, x9, [x0, #328]
 	sub	x8, x6, x8
 	and	x8, x8, #255
+	add	x10, x8, #1
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #0
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_8
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
 	add	x8, x8, #1
 	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_8:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
 	add	x8, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
 	rev	x9, x5
@@ -20611,7 +20653,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x7, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38:
 	eor	v18.16b, v17.16b, v3.16b
 	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -20779,7 +20821,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v3.16b, #1
@@ -20894,8 +20936,8 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x8, #0x1300
 	add	x8, x0, x8
 	add	x9, x7, #32
-	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38:
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -21063,7 +21105,8040 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1780]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1790]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x17a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x17d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x17e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x17f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x7, #608]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8:
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_5
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_5:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_5:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_5
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	ldr	q4, [x0]
+	ldr	q17, [x7, #544]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v4.16b
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v18.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bit	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v20.16b, v17.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1200
+	add	x6, x0, x6
+	add	x8, x7, #96
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_40:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_40
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_41:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_41
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1780]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1790]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x17a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x17d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x17e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x17f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x7, #608]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_6
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_6:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_6:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_6
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_end192:
+	stp	x4, x5, [x0, #256]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
+.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192:
+	and	x6, x4, #0xffffffffffffff00
+	rev	x8, x5
+	rev	x9, x6
+	fmov	d1, x8
+	mov	v1.d[1], x9
+	ldr	q4, [x0]
+	ldr	q17, [x7, #544]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v4.16b
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v18.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bit	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v20.16b, v17.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x8, #0x1200
+	add	x8, x0, x8
+	add	x9, x7, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_42:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x8], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x9], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x8], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x8], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_42
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	str	q1, [x0, #368]
+	stp	x6, x5, [x0, #296]
+	and	x6, x4, #0xff0000000000
+	movz	x8, #255, lsl #16
+	movk	x8, #0xff00, lsl #48
+	and	x8, x5, x8
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2
+	cmp	x8, x10
+	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2:
+	stp	x6, x8, [x0, #312]
+	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_aes256:
+	ldp	x4, x5, [x0, #256]
+	adrp	x7, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	movi	v0.2d, #0x0000000000000000
+	mov	w6, #1
+	mov	v0.b[15], w6
+.Laesgen_neon_bitsliced_face_r2_xor_stream_top256:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_end256
+	and	x6, x4, #0xffffffffffffff00
+	ldp	x8, x9, [x0, #296]
+	cmp	x6, x8
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh256
+	cmp	x5, x9
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256:
+	and	x6, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256
+	cmp	x6, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256:
+	add	x6, x0, x6, lsl #4
+	ldr	q17, [x0, #368]
+	ldp	q1, q2, [x6, #384]
+	ldp	q3, q4, [x6, #416]
+	ldp	q5, q6, [x6, #448]
+	ldp	q7, q16, [x6, #480]
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_43:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_43
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256:
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x10, x8, #8
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #7
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_9
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_9:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
+	add	x8, x0, x6, lsl #4
+	ldr	q17, [x0, #368]
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q18, [x0]
+	ldr	q19, [x7, #544]
+	movi	v20.16b, #85
+	eor	v1.16b, v1.16b, v18.16b
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v3.16b, v3.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v5.16b, v5.16b, v18.16b
+	eor	v6.16b, v6.16b, v18.16b
+	eor	v7.16b, v7.16b, v18.16b
+	eor	v16.16b, v16.16b, v18.16b
+	tbl	v1.16b, {v1.16b}, v19.16b
+	tbl	v2.16b, {v2.16b}, v19.16b
+	tbl	v3.16b, {v3.16b}, v19.16b
+	tbl	v4.16b, {v4.16b}, v19.16b
+	tbl	v5.16b, {v5.16b}, v19.16b
+	tbl	v6.16b, {v6.16b}, v19.16b
+	tbl	v7.16b, {v7.16b}, v19.16b
+	tbl	v16.16b, {v16.16b}, v19.16b
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v20.16b
+	bif	v1.16b, v19.16b, v20.16b
+	bit	v4.16b, v21.16b, v20.16b
+	bif	v3.16b, v22.16b, v20.16b
+	bit	v6.16b, v23.16b, v20.16b
+	bif	v5.16b, v24.16b, v20.16b
+	bit	v16.16b, v25.16b, v20.16b
+	bif	v7.16b, v26.16b, v20.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v5.16b, #2
+	shl	v24.16b, v7.16b, #2
+	ushr	v25.16b, v6.16b, #2
+	shl	v26.16b, v16.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v6.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v5.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v6.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bit	v5.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v6.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v7.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_44:
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v20.16b, v16.16b, v5.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v19.16b, v18.16b
+	eor	v23.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v24.16b, v2.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	bic	v2.16b, v23.16b, v2.16b
+	eor	v25.16b, v16.16b, v23.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v26.16b, v20.16b, v7.16b
+	eor	v27.16b, v6.16b, v3.16b
+	eor	v28.16b, v1.16b, v3.16b
+	eor	v29.16b, v21.16b, v24.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor	v6.16b, v6.16b, v26.16b
+	eor	v31.16b, v27.16b, v26.16b
+	and	v8.16b, v20.16b, v26.16b
+	and	v9.16b, v29.16b, v28.16b
+	eor	v10.16b, v1.16b, v26.16b
+	and	v11.16b, v21.16b, v27.16b
+	and	v12.16b, v18.16b, v6.16b
+	and	v13.16b, v19.16b, v31.16b
+	eor	v4.16b, v30.16b, v4.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v9.16b, v18.16b, v6.16b
+	eor	v11.16b, v8.16b, v11.16b
+	eor	v2.16b, v12.16b, v2.16b
+	eor	v8.16b, v8.16b, v13.16b
+	and	v13.16b, v25.16b, v10.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v11.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v8.16b, v12.16b, v13.16b
+	eor	v12.16b, v21.16b, v27.16b
+	eor	v2.16b, v9.16b, v2.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v30.16b, v8.16b, v11.16b
+	eor	v4.16b, v12.16b, v4.16b
+	and	v8.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v30.16b, v7.16b, v4.16b
+	eor	v9.16b, v4.16b, v8.16b
+	eor	v8.16b, v16.16b, v8.16b
+	bsl	v9.16b, v2.16b, v16.16b
+	eor	v11.16b, v8.16b, v9.16b
+	eor	v2.16b, v2.16b, v9.16b
+	and	v1.16b, v1.16b, v9.16b
+	and	v5.16b, v5.16b, v9.16b
+	and	v16.16b, v16.16b, v11.16b
+	eor	v11.16b, v8.16b, v16.16b
+	bsl	v8.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v8.16b, v11.16b
+	eor	v7.16b, v8.16b, v9.16b
+	eor	v16.16b, v9.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v9.16b, v10.16b, v8.16b
+	eor	v4.16b, v30.16b, v4.16b
+	and	v20.16b, v20.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v26.16b, v26.16b, v7.16b
+	and	v16.16b, v22.16b, v16.16b
+	and	v22.16b, v25.16b, v8.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v25.16b, v8.16b, v4.16b
+	and	v23.16b, v23.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v28.16b
+	and	v4.16b, v24.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v25.16b
+	and	v18.16b, v18.16b, v25.16b
+	and	v24.16b, v27.16b, v2.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q25, [x9], #32
+	and	v19.16b, v19.16b, v7.16b
+	eor	v23.16b, v6.16b, v23.16b
+	and	v7.16b, v31.16b, v7.16b
+	eor	v27.16b, v18.16b, v1.16b
+	eor	v6.16b, v6.16b, v9.16b
+	ldp	q28, q30, [x10], #32
+	eor	v19.16b, v20.16b, v19.16b
+	eor	v3.16b, v3.16b, v23.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q24, [x9], #32
+	eor	v27.16b, v29.16b, v19.16b
+	eor	v4.16b, v4.16b, v19.16b
+	eor	v19.16b, v26.16b, v7.16b
+	eor	v7.16b, v7.16b, v23.16b
+	ldp	q23, q26, [x9], #32
+	eor	v16.16b, v16.16b, v27.16b
+	eor	v5.16b, v5.16b, v27.16b
+	eor	v20.16b, v20.16b, v19.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v22.16b, v22.16b, v7.16b
+	ldp	q27, q29, [x9], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v19.16b
+	eor	v18.16b, v18.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v22.16b, v20.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v3.16b, v19.16b
+	tbl	v20.16b, {v18.16b}, v28.16b
+	tbl	v22.16b, {v4.16b}, v28.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v5.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v19.16b}, v28.16b
+	tbl	v10.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v2.16b}, v28.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v5.16b, v5.16b, v31.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v25.16b, v22.16b, v25.16b
+	eor	v7.16b, v7.16b, v24.16b
+	eor	v23.16b, v8.16b, v23.16b
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v2.16b, v2.16b, v28.16b
+	eor	v19.16b, v19.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
+	eor	v20.16b, v20.16b, v21.16b
+	eor	v25.16b, v25.16b, v18.16b
+	eor	v6.16b, v31.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v23.16b, v23.16b, v1.16b
+	eor	v21.16b, v28.16b, v26.16b
+	eor	v22.16b, v9.16b, v27.16b
+	tbl	v18.16b, {v18.16b}, v30.16b
+	eor	v24.16b, v10.16b, v29.16b
+	eor	v20.16b, v20.16b, v16.16b
+	tbl	v26.16b, {v4.16b}, v30.16b
+	eor	v25.16b, v25.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v30.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v30.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v27.16b, {v3.16b}, v30.16b
+	eor	v23.16b, v23.16b, v16.16b
+	tbl	v28.16b, {v2.16b}, v30.16b
+	eor	v21.16b, v21.16b, v3.16b
+	tbl	v29.16b, {v19.16b}, v30.16b
+	eor	v22.16b, v22.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v30.16b
+	eor	v24.16b, v24.16b, v19.16b
+	eor	v1.16b, v20.16b, v18.16b
+	eor	v2.16b, v25.16b, v26.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v23.16b, v27.16b
+	eor	v6.16b, v21.16b, v28.16b
+	eor	v7.16b, v22.16b, v29.16b
+	eor	v16.16b, v24.16b, v16.16b
+	subs	x11, x11, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_44
+	movi	v18.16b, #85
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v5.16b, #2
+	shl	v24.16b, v7.16b, #2
+	ushr	v25.16b, v6.16b, #2
+	shl	v26.16b, v16.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v6.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v5.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v6.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bit	v5.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v6.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v7.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	eor	v18.16b, v1.16b, v17.16b
+	str	q18, [x8, #384]
+	eor	v18.16b, v2.16b, v17.16b
+	str	q18, [x8, #400]
+	eor	v18.16b, v3.16b, v17.16b
+	str	q18, [x8, #416]
+	eor	v18.16b, v4.16b, v17.16b
+	str	q18, [x8, #432]
+	eor	v18.16b, v5.16b, v17.16b
+	str	q18, [x8, #448]
+	eor	v18.16b, v6.16b, v17.16b
+	str	q18, [x8, #464]
+	eor	v18.16b, v7.16b, v17.16b
+	str	q18, [x8, #480]
+	eor	v18.16b, v16.16b, v17.16b
+	str	q18, [x8, #496]
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_45:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x8], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x9], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x8], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x8], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_45
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9:
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x7, #544]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1200
+	add	x6, x0, x6
+	add	x8, x7, #96
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256
+	cmp	x6, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256:
+	add	x6, x0, x6, lsl #4
+	ldr	q5, [x0, #368]
+	ldp	q1, q2, [x6, #384]
+	ldp	q3, q4, [x6, #416]
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v3.16b, v3.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256:
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x10, x8, #4
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #3
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_10
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_10:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
+	add	x8, x0, x6, lsl #4
+	ldr	q5, [x0, #368]
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q16, [x0]
+	ldr	q18, [x7, #544]
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v4.16b, v4.16b, v16.16b
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v6.16b, #1
+	ushr	v20.16b, v1.16b, #1
+	shl	v21.16b, v2.16b, #1
+	ushr	v22.16b, v3.16b, #1
+	shl	v23.16b, v4.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v20.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v4.16b, v22.16b, v18.16b
+	bif	v3.16b, v23.16b, v18.16b
+	bit	v7.16b, v19.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49:
+	eor	v18.16b, v17.16b, v2.16b
+	eor	v19.16b, v6.16b, v3.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v20.16b, v17.16b, v6.16b
+	eor	v21.16b, v17.16b, v3.16b
+	eor	v22.16b, v19.16b, v18.16b
+	eor	v23.16b, v1.16b, v7.16b
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v24.16b, v2.16b, v23.16b
+	eor	v6.16b, v6.16b, v23.16b
+	bic	v2.16b, v23.16b, v2.16b
+	eor	v25.16b, v17.16b, v23.16b
+	eor	v16.16b, v16.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v6.16b
+	eor	v26.16b, v20.16b, v16.16b
+	eor	v27.16b, v7.16b, v3.16b
+	eor	v28.16b, v1.16b, v3.16b
+	eor	v29.16b, v21.16b, v24.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor	v7.16b, v7.16b, v26.16b
+	eor	v31.16b, v27.16b, v26.16b
+	and	v8.16b, v20.16b, v26.16b
+	and	v9.16b, v29.16b, v28.16b
+	eor	v10.16b, v1.16b, v26.16b
+	and	v11.16b, v21.16b, v27.16b
+	and	v12.16b, v18.16b, v7.16b
+	and	v13.16b, v19.16b, v31.16b
+	eor	v4.16b, v30.16b, v4.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v9.16b, v18.16b, v7.16b
+	eor	v11.16b, v8.16b, v11.16b
+	eor	v2.16b, v12.16b, v2.16b
+	eor	v8.16b, v8.16b, v13.16b
+	and	v13.16b, v25.16b, v10.16b
+	eor	v17.16b, v17.16b, v7.16b
+	eor	v4.16b, v4.16b, v11.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v8.16b, v12.16b, v13.16b
+	eor	v12.16b, v21.16b, v27.16b
+	eor	v2.16b, v9.16b, v2.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v30.16b, v8.16b, v11.16b
+	eor	v4.16b, v12.16b, v4.16b
+	and	v8.16b, v16.16b, v2.16b
+	eor	v17.16b, v17.16b, v30.16b
+	eor	v30.16b, v16.16b, v4.16b
+	eor	v9.16b, v4.16b, v8.16b
+	eor	v8.16b, v17.16b, v8.16b
+	bsl	v9.16b, v2.16b, v17.16b
+	eor	v11.16b, v8.16b, v9.16b
+	eor	v2.16b, v2.16b, v9.16b
+	and	v1.16b, v1.16b, v9.16b
+	and	v6.16b, v6.16b, v9.16b
+	and	v17.16b, v17.16b, v11.16b
+	eor	v11.16b, v8.16b, v17.16b
+	bsl	v8.16b, v16.16b, v4.16b
+	eor	v2.16b, v2.16b, v17.16b
+	and	v4.16b, v8.16b, v11.16b
+	eor	v16.16b, v8.16b, v9.16b
+	eor	v17.16b, v9.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v9.16b, v10.16b, v8.16b
+	eor	v4.16b, v30.16b, v4.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v3.16b, v3.16b, v17.16b
+	and	v26.16b, v26.16b, v16.16b
+	and	v17.16b, v22.16b, v17.16b
+	and	v22.16b, v25.16b, v8.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v25.16b, v8.16b, v4.16b
+	and	v23.16b, v23.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v28.16b
+	and	v4.16b, v24.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v7.16b, v7.16b, v25.16b
+	and	v18.16b, v18.16b, v25.16b
+	and	v24.16b, v27.16b, v2.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q25, [x9], #32
+	and	v19.16b, v19.16b, v16.16b
+	eor	v23.16b, v7.16b, v23.16b
+	and	v16.16b, v31.16b, v16.16b
+	eor	v27.16b, v18.16b, v1.16b
+	eor	v7.16b, v7.16b, v9.16b
+	ldp	q28, q30, [x10], #32
+	eor	v19.16b, v20.16b, v19.16b
+	eor	v3.16b, v3.16b, v23.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	ldp	q7, q24, [x9], #32
+	eor	v27.16b, v29.16b, v19.16b
+	eor	v4.16b, v4.16b, v19.16b
+	eor	v19.16b, v26.16b, v16.16b
+	eor	v16.16b, v16.16b, v23.16b
+	ldp	q23, q26, [x9], #32
+	eor	v17.16b, v17.16b, v27.16b
+	eor	v6.16b, v6.16b, v27.16b
+	eor	v20.16b, v20.16b, v19.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v22.16b, v22.16b, v16.16b
+	ldp	q27, q29, [x9], #32
+	eor	v3.16b, v17.16b, v3.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v18.16b, v18.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v22.16b, v20.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v6.16b, v22.16b, v6.16b
+	eor	v19.16b, v3.16b, v19.16b
+	tbl	v20.16b, {v18.16b}, v28.16b
+	tbl	v22.16b, {v4.16b}, v28.16b
+	eor	v2.16b, v2.16b, v16.16b
+	tbl	v16.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v6.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v19.16b}, v28.16b
+	tbl	v10.16b, {v17.16b}, v28.16b
+	tbl	v28.16b, {v2.16b}, v28.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v6.16b, v6.16b, v31.16b
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v25.16b, v22.16b, v25.16b
+	eor	v16.16b, v16.16b, v24.16b
+	eor	v23.16b, v8.16b, v23.16b
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v2.16b, v2.16b, v28.16b
+	eor	v19.16b, v19.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v20.16b, v20.16b, v21.16b
+	eor	v25.16b, v25.16b, v18.16b
+	eor	v7.16b, v31.16b, v7.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v23.16b, v23.16b, v1.16b
+	eor	v21.16b, v28.16b, v26.16b
+	eor	v22.16b, v9.16b, v27.16b
+	tbl	v18.16b, {v18.16b}, v30.16b
+	eor	v24.16b, v10.16b, v29.16b
+	eor	v20.16b, v20.16b, v17.16b
+	tbl	v26.16b, {v4.16b}, v30.16b
+	eor	v25.16b, v25.16b, v17.16b
+	tbl	v6.16b, {v6.16b}, v30.16b
+	eor	v7.16b, v7.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v30.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v27.16b, {v3.16b}, v30.16b
+	eor	v23.16b, v23.16b, v17.16b
+	tbl	v28.16b, {v2.16b}, v30.16b
+	eor	v21.16b, v21.16b, v3.16b
+	tbl	v29.16b, {v19.16b}, v30.16b
+	eor	v22.16b, v22.16b, v2.16b
+	tbl	v17.16b, {v17.16b}, v30.16b
+	eor	v24.16b, v24.16b, v19.16b
+	eor	v1.16b, v20.16b, v18.16b
+	eor	v2.16b, v25.16b, v26.16b
+	eor	v3.16b, v7.16b, v6.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v6.16b, v23.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v22.16b, v29.16b
+	eor	v17.16b, v24.16b, v17.16b
+	subs	x11, x11, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49
+	movi	v18.16b, #85
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v6.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	eor	v6.16b, v1.16b, v5.16b
+	str	q6, [x8, #384]
+	eor	v6.16b, v2.16b, v5.16b
+	str	q6, [x8, #400]
+	eor	v6.16b, v3.16b, v5.16b
+	str	q6, [x8, #416]
+	eor	v6.16b, v4.16b, v5.16b
+	str	q6, [x8, #432]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x8], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x9], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x8], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x8], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10:
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x7, #544]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1200
+	add	x6, x0, x6
+	add	x8, x7, #96
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single256
+	cmp	x6, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single256
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256:
+	add	x6, x0, x6, lsl #4
+	ldr	q3, [x0, #368]
+	ldp	q1, q2, [x6, #384]
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v3.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256:
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x10, x8, #2
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #1
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_11
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_11:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
+	add	x8, x0, x6, lsl #4
+	ldr	q3, [x0, #368]
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q6, [x0]
+	ldr	q18, [x7, #544]
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v2.16b, v2.16b, v6.16b
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v4.16b, #1
+	shl	v20.16b, v5.16b, #1
+	ushr	v21.16b, v6.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v2.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v2.16b, v22.16b, v18.16b
+	bif	v1.16b, v23.16b, v18.16b
+	bif	v4.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v4.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v5.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v4.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v4.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v5.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54:
+	eor	v18.16b, v17.16b, v2.16b
+	eor	v19.16b, v6.16b, v4.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v20.16b, v17.16b, v6.16b
+	eor	v21.16b, v17.16b, v4.16b
+	eor	v22.16b, v19.16b, v18.16b
+	eor	v23.16b, v1.16b, v7.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v24.16b, v2.16b, v23.16b
+	eor	v6.16b, v6.16b, v23.16b
+	bic	v2.16b, v23.16b, v2.16b
+	eor	v25.16b, v17.16b, v23.16b
+	eor	v16.16b, v16.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	and	v5.16b, v1.16b, v6.16b
+	eor	v26.16b, v20.16b, v16.16b
+	eor	v27.16b, v7.16b, v4.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor	v29.16b, v21.16b, v24.16b
+	and	v30.16b, v22.16b, v4.16b
+	eor	v7.16b, v7.16b, v26.16b
+	eor	v31.16b, v27.16b, v26.16b
+	and	v8.16b, v20.16b, v26.16b
+	and	v9.16b, v29.16b, v28.16b
+	eor	v10.16b, v1.16b, v26.16b
+	and	v11.16b, v21.16b, v27.16b
+	and	v12.16b, v18.16b, v7.16b
+	and	v13.16b, v19.16b, v31.16b
+	eor	v5.16b, v30.16b, v5.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v9.16b, v18.16b, v7.16b
+	eor	v11.16b, v8.16b, v11.16b
+	eor	v2.16b, v12.16b, v2.16b
+	eor	v8.16b, v8.16b, v13.16b
+	and	v13.16b, v25.16b, v10.16b
+	eor	v17.16b, v17.16b, v7.16b
+	eor	v5.16b, v5.16b, v11.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v8.16b, v12.16b, v13.16b
+	eor	v12.16b, v21.16b, v27.16b
+	eor	v2.16b, v9.16b, v2.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v30.16b, v8.16b, v11.16b
+	eor	v5.16b, v12.16b, v5.16b
+	and	v8.16b, v16.16b, v2.16b
+	eor	v17.16b, v17.16b, v30.16b
+	eor	v30.16b, v16.16b, v5.16b
+	eor	v9.16b, v5.16b, v8.16b
+	eor	v8.16b, v17.16b, v8.16b
+	bsl	v9.16b, v2.16b, v17.16b
+	eor	v11.16b, v8.16b, v9.16b
+	eor	v2.16b, v2.16b, v9.16b
+	and	v1.16b, v1.16b, v9.16b
+	and	v6.16b, v6.16b, v9.16b
+	and	v17.16b, v17.16b, v11.16b
+	eor	v11.16b, v8.16b, v17.16b
+	bsl	v8.16b, v16.16b, v5.16b
+	eor	v2.16b, v2.16b, v17.16b
+	and	v5.16b, v8.16b, v11.16b
+	eor	v16.16b, v8.16b, v9.16b
+	eor	v17.16b, v9.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v9.16b, v10.16b, v8.16b
+	eor	v5.16b, v30.16b, v5.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v4.16b, v4.16b, v17.16b
+	and	v26.16b, v26.16b, v16.16b
+	and	v17.16b, v22.16b, v17.16b
+	and	v22.16b, v25.16b, v8.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v25.16b, v8.16b, v5.16b
+	and	v23.16b, v23.16b, v5.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v4.16b, v4.16b, v28.16b
+	and	v5.16b, v24.16b, v5.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v7.16b, v7.16b, v25.16b
+	and	v18.16b, v18.16b, v25.16b
+	and	v24.16b, v27.16b, v2.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q25, [x9], #32
+	and	v19.16b, v19.16b, v16.16b
+	eor	v23.16b, v7.16b, v23.16b
+	and	v16.16b, v31.16b, v16.16b
+	eor	v27.16b, v18.16b, v1.16b
+	eor	v7.16b, v7.16b, v9.16b
+	ldp	q28, q30, [x10], #32
+	eor	v19.16b, v20.16b, v19.16b
+	eor	v4.16b, v4.16b, v23.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	ldp	q7, q24, [x9], #32
+	eor	v27.16b, v29.16b, v19.16b
+	eor	v5.16b, v5.16b, v19.16b
+	eor	v19.16b, v26.16b, v16.16b
+	eor	v16.16b, v16.16b, v23.16b
+	ldp	q23, q26, [x9], #32
+	eor	v17.16b, v17.16b, v27.16b
+	eor	v6.16b, v6.16b, v27.16b
+	eor	v20.16b, v20.16b, v19.16b
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v22.16b, v22.16b, v16.16b
+	ldp	q27, q29, [x9], #32
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v18.16b, v18.16b, v5.16b
+	eor	v5.16b, v16.16b, v5.16b
+	eor	v16.16b, v22.16b, v20.16b
+	eor	v1.16b, v1.16b, v4.16b
+	eor	v6.16b, v22.16b, v6.16b
+	eor	v19.16b, v4.16b, v19.16b
+	tbl	v20.16b, {v18.16b}, v28.16b
+	tbl	v22.16b, {v5.16b}, v28.16b
+	eor	v2.16b, v2.16b, v16.16b
+	tbl	v16.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v6.16b}, v28.16b
+	tbl	v8.16b, {v4.16b}, v28.16b
+	tbl	v9.16b, {v19.16b}, v28.16b
+	tbl	v10.16b, {v17.16b}, v28.16b
+	tbl	v28.16b, {v2.16b}, v28.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v6.16b, v6.16b, v31.16b
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v25.16b, v22.16b, v25.16b
+	eor	v16.16b, v16.16b, v24.16b
+	eor	v23.16b, v8.16b, v23.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v4.16b, v4.16b, v8.16b
+	eor	v2.16b, v2.16b, v28.16b
+	eor	v19.16b, v19.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v20.16b, v20.16b, v21.16b
+	eor	v25.16b, v25.16b, v18.16b
+	eor	v7.16b, v31.16b, v7.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v23.16b, v23.16b, v1.16b
+	eor	v21.16b, v28.16b, v26.16b
+	eor	v22.16b, v9.16b, v27.16b
+	tbl	v18.16b, {v18.16b}, v30.16b
+	eor	v24.16b, v10.16b, v29.16b
+	eor	v20.16b, v20.16b, v17.16b
+	tbl	v26.16b, {v5.16b}, v30.16b
+	eor	v25.16b, v25.16b, v17.16b
+	tbl	v6.16b, {v6.16b}, v30.16b
+	eor	v7.16b, v7.16b, v5.16b
+	tbl	v5.16b, {v1.16b}, v30.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v27.16b, {v4.16b}, v30.16b
+	eor	v23.16b, v23.16b, v17.16b
+	tbl	v28.16b, {v2.16b}, v30.16b
+	eor	v21.16b, v21.16b, v4.16b
+	tbl	v29.16b, {v19.16b}, v30.16b
+	eor	v22.16b, v22.16b, v2.16b
+	tbl	v17.16b, {v17.16b}, v30.16b
+	eor	v24.16b, v24.16b, v19.16b
+	eor	v1.16b, v20.16b, v18.16b
+	eor	v2.16b, v25.16b, v26.16b
+	eor	v4.16b, v7.16b, v6.16b
+	eor	v5.16b, v16.16b, v5.16b
+	eor	v6.16b, v23.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v22.16b, v29.16b
+	eor	v17.16b, v24.16b, v17.16b
+	subs	x11, x11, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54
+	movi	v18.16b, #85
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
+	ushr	v23.16b, v6.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v4.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v5.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v4.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v4.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v5.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
+	eor	v4.16b, v1.16b, v3.16b
+	str	q4, [x8, #384]
+	eor	v4.16b, v2.16b, v3.16b
+	str	q4, [x8, #400]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x8], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x9], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x8], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x8], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11:
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x7, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1200
+	add	x6, x0, x6
+	add	x8, x7, #96
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single256:
+	ldr	x8, [x0, #336]
+	cmp	x8, #256
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256:
+	add	x6, x0, x6, lsl #4
+	ldr	q2, [x0, #368]
+	ldr	q1, [x6, #384]
+	eor	v1.16b, v1.16b, v2.16b
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_7
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_7:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_7:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_7
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256:
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x10, x8, #1
+	and	x10, x10, #255
+	sub	x10, x10, #1
+	add	x11, x9, #0
+	cmp	x10, x11
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_12
+	movz	x10, #0xffff, lsl #0
+	str	x10, [x0, #344]
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_12:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
+	add	x8, x0, x6, lsl #4
+	ldr	q2, [x0, #368]
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
+	ldr	q5, [x0]
+	ldr	q18, [x7, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v18.16b
+	movi	v18.16b, #85
+	shl	v19.16b, v3.16b, #1
+	ushr	v20.16b, v4.16b, #1
+	shl	v21.16b, v5.16b, #1
+	ushr	v22.16b, v6.16b, #1
+	ushr	v23.16b, v1.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bif	v1.16b, v19.16b, v18.16b
+	bit	v5.16b, v20.16b, v18.16b
+	bit	v3.16b, v23.16b, v18.16b
+	bif	v4.16b, v21.16b, v18.16b
+	bit	v7.16b, v22.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v4.16b, #2
+	ushr	v21.16b, v3.16b, #2
+	shl	v22.16b, v5.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v4.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v3.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v4.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v5.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v3.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59:
+	eor	v18.16b, v17.16b, v3.16b
+	eor	v19.16b, v6.16b, v4.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v20.16b, v17.16b, v6.16b
+	eor	v21.16b, v17.16b, v4.16b
+	eor	v22.16b, v19.16b, v18.16b
+	eor	v23.16b, v1.16b, v7.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v24.16b, v3.16b, v23.16b
+	eor	v6.16b, v6.16b, v23.16b
+	bic	v3.16b, v23.16b, v3.16b
+	eor	v25.16b, v17.16b, v23.16b
+	eor	v16.16b, v16.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	and	v5.16b, v1.16b, v6.16b
+	eor	v26.16b, v20.16b, v16.16b
+	eor	v27.16b, v7.16b, v4.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor	v29.16b, v21.16b, v24.16b
+	and	v30.16b, v22.16b, v4.16b
+	eor	v7.16b, v7.16b, v26.16b
+	eor	v31.16b, v27.16b, v26.16b
+	and	v8.16b, v20.16b, v26.16b
+	and	v9.16b, v29.16b, v28.16b
+	eor	v10.16b, v1.16b, v26.16b
+	and	v11.16b, v21.16b, v27.16b
+	and	v12.16b, v18.16b, v7.16b
+	and	v13.16b, v19.16b, v31.16b
+	eor	v5.16b, v30.16b, v5.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v9.16b, v18.16b, v7.16b
+	eor	v11.16b, v8.16b, v11.16b
+	eor	v3.16b, v12.16b, v3.16b
+	eor	v8.16b, v8.16b, v13.16b
+	and	v13.16b, v25.16b, v10.16b
+	eor	v17.16b, v17.16b, v7.16b
+	eor	v5.16b, v5.16b, v11.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v8.16b, v12.16b, v13.16b
+	eor	v12.16b, v21.16b, v27.16b
+	eor	v3.16b, v9.16b, v3.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v30.16b, v8.16b, v11.16b
+	eor	v5.16b, v12.16b, v5.16b
+	and	v8.16b, v16.16b, v3.16b
+	eor	v17.16b, v17.16b, v30.16b
+	eor	v30.16b, v16.16b, v5.16b
+	eor	v9.16b, v5.16b, v8.16b
+	eor	v8.16b, v17.16b, v8.16b
+	bsl	v9.16b, v3.16b, v17.16b
+	eor	v11.16b, v8.16b, v9.16b
+	eor	v3.16b, v3.16b, v9.16b
+	and	v1.16b, v1.16b, v9.16b
+	and	v6.16b, v6.16b, v9.16b
+	and	v17.16b, v17.16b, v11.16b
+	eor	v11.16b, v8.16b, v17.16b
+	bsl	v8.16b, v16.16b, v5.16b
+	eor	v3.16b, v3.16b, v17.16b
+	and	v5.16b, v8.16b, v11.16b
+	eor	v16.16b, v8.16b, v9.16b
+	eor	v17.16b, v9.16b, v3.16b
+	and	v28.16b, v28.16b, v3.16b
+	and	v29.16b, v29.16b, v3.16b
+	and	v9.16b, v10.16b, v8.16b
+	eor	v5.16b, v30.16b, v5.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v4.16b, v4.16b, v17.16b
+	and	v26.16b, v26.16b, v16.16b
+	and	v17.16b, v22.16b, v17.16b
+	and	v22.16b, v25.16b, v8.16b
+	eor	v3.16b, v3.16b, v5.16b
+	eor	v25.16b, v8.16b, v5.16b
+	and	v23.16b, v23.16b, v5.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v4.16b, v4.16b, v28.16b
+	and	v5.16b, v24.16b, v5.16b
+	eor	v16.16b, v3.16b, v16.16b
+	and	v7.16b, v7.16b, v25.16b
+	and	v18.16b, v18.16b, v25.16b
+	and	v24.16b, v27.16b, v3.16b
+	and	v3.16b, v21.16b, v3.16b
+	ldp	q21, q25, [x9], #32
+	and	v19.16b, v19.16b, v16.16b
+	eor	v23.16b, v7.16b, v23.16b
+	and	v16.16b, v31.16b, v16.16b
+	eor	v27.16b, v18.16b, v1.16b
+	eor	v7.16b, v7.16b, v9.16b
+	ldp	q28, q30, [x10], #32
+	eor	v19.16b, v20.16b, v19.16b
+	eor	v4.16b, v4.16b, v23.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	ldp	q7, q24, [x9], #32
+	eor	v27.16b, v29.16b, v19.16b
+	eor	v5.16b, v5.16b, v19.16b
+	eor	v19.16b, v26.16b, v16.16b
+	eor	v16.16b, v16.16b, v23.16b
+	ldp	q23, q26, [x9], #32
+	eor	v17.16b, v17.16b, v27.16b
+	eor	v6.16b, v6.16b, v27.16b
+	eor	v20.16b, v20.16b, v19.16b
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v22.16b, v22.16b, v16.16b
+	ldp	q27, q29, [x9], #32
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v18.16b, v18.16b, v5.16b
+	eor	v5.16b, v16.16b, v5.16b
+	eor	v16.16b, v22.16b, v20.16b
+	eor	v1.16b, v1.16b, v4.16b
+	eor	v6.16b, v22.16b, v6.16b
+	eor	v19.16b, v4.16b, v19.16b
+	tbl	v20.16b, {v18.16b}, v28.16b
+	tbl	v22.16b, {v5.16b}, v28.16b
+	eor	v3.16b, v3.16b, v16.16b
+	tbl	v16.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v6.16b}, v28.16b
+	tbl	v8.16b, {v4.16b}, v28.16b
+	tbl	v9.16b, {v19.16b}, v28.16b
+	tbl	v10.16b, {v17.16b}, v28.16b
+	tbl	v28.16b, {v3.16b}, v28.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v6.16b, v6.16b, v31.16b
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v25.16b, v22.16b, v25.16b
+	eor	v16.16b, v16.16b, v24.16b
+	eor	v23.16b, v8.16b, v23.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v4.16b, v4.16b, v8.16b
+	eor	v3.16b, v3.16b, v28.16b
+	eor	v19.16b, v19.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v20.16b, v20.16b, v21.16b
+	eor	v25.16b, v25.16b, v18.16b
+	eor	v7.16b, v31.16b, v7.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v23.16b, v23.16b, v1.16b
+	eor	v21.16b, v28.16b, v26.16b
+	eor	v22.16b, v9.16b, v27.16b
+	tbl	v18.16b, {v18.16b}, v30.16b
+	eor	v24.16b, v10.16b, v29.16b
+	eor	v20.16b, v20.16b, v17.16b
+	tbl	v26.16b, {v5.16b}, v30.16b
+	eor	v25.16b, v25.16b, v17.16b
+	tbl	v6.16b, {v6.16b}, v30.16b
+	eor	v7.16b, v7.16b, v5.16b
+	tbl	v5.16b, {v1.16b}, v30.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v27.16b, {v4.16b}, v30.16b
+	eor	v23.16b, v23.16b, v17.16b
+	tbl	v28.16b, {v3.16b}, v30.16b
+	eor	v21.16b, v21.16b, v4.16b
+	tbl	v29.16b, {v19.16b}, v30.16b
+	eor	v22.16b, v22.16b, v3.16b
+	tbl	v17.16b, {v17.16b}, v30.16b
+	eor	v24.16b, v24.16b, v19.16b
+	eor	v1.16b, v20.16b, v18.16b
+	eor	v3.16b, v25.16b, v26.16b
+	eor	v4.16b, v7.16b, v6.16b
+	eor	v5.16b, v16.16b, v5.16b
+	eor	v6.16b, v23.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v22.16b, v29.16b
+	eor	v17.16b, v24.16b, v17.16b
+	subs	x11, x11, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59
+	movi	v18.16b, #85
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v3.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
+	ushr	v23.16b, v6.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v4.16b, #2
+	ushr	v21.16b, v3.16b, #2
+	shl	v22.16b, v5.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v4.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v3.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v4.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v5.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v3.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
+	eor	v2.16b, v1.16b, v2.16b
+	str	q2, [x8, #384]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_60:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x8], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x9], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x8], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x8], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_60
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -21264,7 +29339,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	stp	x6, x8, [x0, #328]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12:
 	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_6
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8
 	ldr	q2, [x2], #16
 	eor	v1.16b, v1.16b, v2.16b
 	str	q1, [x1], #16
@@ -21272,20 +29347,746 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_6:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	add	x9, x0, #272
 	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_6:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8:
 	ldrb	w7, [x9, x6]
 	ldrb	w8, [x2, x6]
 	eor	w7, w7, w8
 	strb	w7, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_6
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256:
+	rev	x6, x5
+	rev	x8, x4
+	fmov	d1, x6
+	mov	v1.d[1], x8
+	ldr	q4, [x0]
+	ldr	q17, [x7, #544]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v4.16b
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v18.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bit	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v20.16b, v17.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1200
+	add	x6, x0, x6
+	add	x8, x7, #96
+	mov	x9, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_61:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_61
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x6, #0x1300
+	add	x6, x0, x6
+	add	x8, x7, #32
+	mov	x9, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_62:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x6], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x6], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x6], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x6], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x9, x9, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_62
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_9
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_9:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x9, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_9:
+	ldrb	w7, [x9, x6]
+	ldrb	w8, [x2, x6]
+	eor	w7, w7, w8
+	strb	w7, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_9
 	mov	x7, #16
 	sub	x7, x7, x3
 	str	x7, [x0, #288]
@@ -21365,7 +30166,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x7, #96
 	mov	x10, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_63:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -21533,7 +30334,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_63
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -21599,6 +30400,8 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3:
 	stp	x6, x8, [x0, #312]
 	stp	xzr, xzr, [x0, #328]
+	movz	x6, #1, lsl #0
+	str	x6, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

@@ -703,6 +703,7 @@ aesgen_gfni256_face_r2_set_iv:
 	.p2align	5
 aesgen_gfni256_face_r2_xor_stream:
 	endbr64
+	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni256_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -1328,9 +1329,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_128
+.Laesgen_gfni256_face_r2_xor_stream_outside_run:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent8_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2097,6 +2110,1455 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent8_128:
+	testq	$15, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm7
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm7
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	(%rdi), %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try2_128
@@ -2402,9 +3864,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_128
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent4_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2811,6 +4285,755 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent4_128:
+	testq	$7, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm3
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm3
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	(%rdi), %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try1_128
@@ -2978,9 +5201,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_128
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent2_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3207,6 +5442,405 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent2_128:
+	testq	$3, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm1
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_single128
@@ -3305,9 +5939,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_128
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent1_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3444,6 +6090,230 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent1_128:
+	testq	$1, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill128
@@ -3556,9 +6426,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast128
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_single_spent128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3711,6 +6593,133 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end128
+.Laesgen_gfni256_face_r2_xor_stream_single_spent128:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_partial_3:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_3:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_3
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_end128
 .Laesgen_gfni256_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -3760,6 +6769,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok128
 .Laesgen_gfni256_face_r2_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -4501,9 +7511,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_192
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent8_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -5416,6 +8438,1747 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent8_192:
+	testq	$15, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm7
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	176(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	192(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm7
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	(%rdi), %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	176(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	192(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try2_192
@@ -5795,9 +10558,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_192
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent4_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -6278,6 +11053,903 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent4_192:
+	testq	$7, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm3
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm3
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	(%rdi), %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try1_192
@@ -6483,9 +12155,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_192
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent2_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -6750,6 +12434,481 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent2_192:
+	testq	$3, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm1
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_single192
@@ -6868,9 +13027,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_192
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent1_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -7027,6 +13198,270 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent1_192:
+	testq	$1, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill192
@@ -7130,7 +13565,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_3
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_4
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -7139,18 +13574,18 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
-.Laesgen_gfni256_face_r2_xor_stream_partial_3:
+.Laesgen_gfni256_face_r2_xor_stream_partial_4:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r2_xor_stream_partial_byte_3:
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_4:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_3
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_4
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -7159,9 +13594,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast192
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_single_spent192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -7309,7 +13756,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_gfni256_face_r2_xor_stream_run_done_10:
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_4
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_5
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -7318,18 +13765,165 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
-.Laesgen_gfni256_face_r2_xor_stream_partial_4:
+.Laesgen_gfni256_face_r2_xor_stream_partial_5:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r2_xor_stream_partial_byte_4:
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_5:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_4
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_5
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_end192
+.Laesgen_gfni256_face_r2_xor_stream_single_spent192:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_6
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_partial_6:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_6:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_6
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -7383,6 +13977,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok192
 .Laesgen_gfni256_face_r2_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -8270,9 +14865,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_256
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent8_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -9331,6 +15938,2039 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent8_256:
+	testq	$15, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm7
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	176(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	192(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	208(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	224(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm7
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	(%rdi), %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	176(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	192(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	208(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm0
+	vpxor	%ymm9, %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm1, %ymm10, %ymm1
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm2, %ymm10, %ymm2
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm3
+	vpxor	%ymm9, %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm4
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm5, %ymm10, %ymm5
+	vpxor	%ymm9, %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm9, %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm9, %ymm9
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm9, %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	224(%rdi), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm8, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm8, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm8, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm4, %ymm4
+	vpxor	%ymm8, %ymm4, %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm5, %ymm5
+	vpxor	%ymm8, %ymm5, %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm6, %ymm6
+	vpxor	%ymm8, %ymm6, %ymm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm7
+	vpxor	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try2_256
@@ -9784,9 +18424,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_256
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent4_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -10341,6 +18993,1051 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent4_256:
+	testq	$7, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm3
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	208(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	224(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm3
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	(%rdi), %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	208(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	224(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try1_256
@@ -10584,9 +20281,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_13
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_256
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_13:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent2_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -10889,6 +20598,557 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent2_256:
+	testq	$3, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm1
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	208(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	224(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	208(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	224(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_single256
@@ -11027,9 +21287,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_14
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_256
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_14:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent1_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -11206,6 +21478,310 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent1_256:
+	testq	$1, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	208(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	224(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	208(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	224(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill256
@@ -11329,7 +21905,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_5
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_7
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -11338,18 +21914,18 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
-.Laesgen_gfni256_face_r2_xor_stream_partial_5:
+.Laesgen_gfni256_face_r2_xor_stream_partial_7:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r2_xor_stream_partial_byte_5:
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_7:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_5
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_7
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -11358,9 +21934,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_15
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast256
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_15:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_single_spent256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -11528,7 +22116,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_gfni256_face_r2_xor_stream_run_done_15:
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_6
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_8
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	addq	$1, %rax
@@ -11537,18 +22125,185 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
-.Laesgen_gfni256_face_r2_xor_stream_partial_6:
+.Laesgen_gfni256_face_r2_xor_stream_partial_8:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r2_xor_stream_partial_byte_6:
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_8:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_6
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_8
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_end256
+.Laesgen_gfni256_face_r2_xor_stream_single_spent256:
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r2_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_9
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_partial_9:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_9:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_9
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -11602,9 +22357,11 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok256
 .Laesgen_gfni256_face_r2_xor_stream_return:
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_gfni256_face_r2_xor_stream, .-aesgen_gfni256_face_r2_xor_stream
 	.section	.rodata

@@ -1802,6 +1802,7 @@ aesgen_aesni_gcm_r1_seal:
 	movq	%rdx, 520(%rbx)
 	movq	$0, 528(%rbx)
 	movq	$0, 536(%rbx)
+	movq	$1, 544(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
@@ -3188,6 +3189,7 @@ aesgen_aesni_gcm_r1_open:
 	movq	%rax, 520(%rbx)
 	movq	$0, 528(%rbx)
 	movq	$0, 536(%rbx)
+	movq	$1, 544(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -4050,6 +4052,7 @@ aesgen_aesni_gcm_r1_start:
 	movq	%rax, 520(%rdi)
 	movq	$0, 528(%rdi)
 	movq	$0, 536(%rdi)
+	movq	$1, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -4941,21 +4944,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
 	vmovdqa	576(%rdi,%r8,1), %xmm2
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	592(%rdi,%r8,1), %xmm3
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	608(%rdi,%r8,1), %xmm4
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	624(%rdi,%r8,1), %xmm5
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	640(%rdi,%r8,1), %xmm6
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	656(%rdi,%r8,1), %xmm7
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	672(%rdi,%r8,1), %xmm8
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -5098,9 +5101,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -5137,30 +5152,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5497,7 +5512,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -5519,31 +5534,31 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm7
 	vmovdqa	576(%rdi,%r8,1), %xmm2
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
 	vmovdqa	624(%rdi,%r8,1), %xmm5
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
 	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	672(%rdi,%r8,1), %xmm8
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	32(%rdi), %xmm0
@@ -5765,9 +5780,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -5822,42 +5849,42 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
 	vmovdqu	-96(%rcx), %xmm0
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm13
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm0, %xmm13
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$16, 288(%rdi), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm8, %xmm8
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqu	-80(%rcx), %xmm13
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -6344,7 +6371,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -6751,21 +6778,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
 	vmovdqa	576(%rdi,%r8,1), %xmm2
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	592(%rdi,%r8,1), %xmm3
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	608(%rdi,%r8,1), %xmm4
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	624(%rdi,%r8,1), %xmm5
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	640(%rdi,%r8,1), %xmm6
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	656(%rdi,%r8,1), %xmm7
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	672(%rdi,%r8,1), %xmm8
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -6872,9 +6899,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -6911,30 +6950,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -7199,7 +7238,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -7222,34 +7261,34 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm5
 	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
 	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
 	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
 	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqu	-112(%rcx), %xmm0
 	vmovdqa	640(%rdi,%r8,1), %xmm6
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
 	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm13
@@ -7431,9 +7470,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
@@ -7492,45 +7543,45 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqu	-80(%rcx), %xmm0
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -7938,7 +7989,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -8309,21 +8360,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
 	vmovdqa	576(%rdi,%r8,1), %xmm2
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	592(%rdi,%r8,1), %xmm3
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	608(%rdi,%r8,1), %xmm4
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	624(%rdi,%r8,1), %xmm5
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	640(%rdi,%r8,1), %xmm6
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	656(%rdi,%r8,1), %xmm7
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	672(%rdi,%r8,1), %xmm8
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	688(%rdi,%r8,1), %xmm9
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -8448,9 +8499,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -8487,30 +8550,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -8811,7 +8874,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -8834,31 +8897,31 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm6
 	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	592(%rdi,%r8,1), %xmm3
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
 	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
 	vmovdqa	624(%rdi,%r8,1), %xmm5
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
 	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	656(%rdi,%r8,1), %xmm7
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	688(%rdi,%r8,1), %xmm9
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
@@ -9061,9 +9124,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -9120,43 +9195,43 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqu	-80(%rcx), %xmm13
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -9604,7 +9679,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -10150,31 +10225,31 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm7
 	vmovdqa	576(%rdi,%r8,1), %xmm2
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
 	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
 	vmovdqa	624(%rdi,%r8,1), %xmm5
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
 	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	672(%rdi,%r8,1), %xmm8
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	32(%rdi), %xmm0
@@ -10396,9 +10471,21 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r1_decrypt_data_outside_run:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -10453,42 +10540,42 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
 	vmovdqu	32(%rsi), %xmm0
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm13
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm0, %xmm13
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$16, 288(%rdi), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm8, %xmm8
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqu	48(%rsi), %xmm13
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -10975,7 +11062,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -11295,34 +11382,34 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm5
 	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
 	vmovdqa	592(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
 	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
 	vmovdqa	624(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqu	16(%rsi), %xmm0
 	vmovdqa	640(%rdi,%r8,1), %xmm6
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	656(%rdi,%r8,1), %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
 	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
 	vmovdqa	688(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm13
@@ -11504,9 +11591,21 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
@@ -11565,45 +11664,45 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm2, %xmm2
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm4, %xmm4
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vmovdqu	48(%rsi), %xmm0
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	544(%rdi), %xmm5, %xmm5
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -12011,7 +12110,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)
@@ -12295,31 +12394,31 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm6
 	vmovdqa	576(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	592(%rdi,%r8,1), %xmm3
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
 	vmovdqa	608(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
 	vmovdqa	624(%rdi,%r8,1), %xmm5
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
 	vmovdqa	640(%rdi,%r8,1), %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	656(%rdi,%r8,1), %xmm7
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	672(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	688(%rdi,%r8,1), %xmm9
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
@@ -12522,9 +12621,21 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	528(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	536(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3
+	movq	$0xffff, 544(%rdi)
 	addq	$8, %rax
 	cmpq	536(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3:
+	cmpq	$0, 544(%rdi)
+	je	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
+	subq	$1, 544(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -12581,43 +12692,43 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi,%rax,1)
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm2, %xmm2
+	vpxor	560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 592(%rdi,%rax,1)
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm3, %xmm3
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm3, %xmm3
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	%xmm4, 608(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm4, %xmm4
+	vpxor	560(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm5, 624(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm5, %xmm5
+	vpxor	560(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	544(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 640(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	544(%rdi), %xmm6, %xmm6
-	vpxor	544(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm6, %xmm6
+	vpxor	560(%rdi), %xmm7, %xmm7
 	vmovdqu	48(%rsi), %xmm13
 	vmovdqa	%xmm7, 656(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	544(%rdi), %xmm7, %xmm7
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm7, %xmm7
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm8, 672(%rdi,%rax,1)
-	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	560(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 688(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	560(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -13065,7 +13176,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
+	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 504(%rdi)

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   Context: 4800 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4864 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_r2_init   requires AESNI, PCLMULQDQ, AVX
@@ -46,7 +46,7 @@ aesgen_vaes256_gcm_r2_init:
 .Laesgen_vaes256_gcm_r2_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$75, %rcx
+	movq	$76, %rcx
 .Laesgen_vaes256_gcm_r2_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -1936,6 +1936,7 @@ aesgen_vaes256_gcm_r2_seal:
 	movq	%rdx, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_same_table
 .Laesgen_vaes256_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
@@ -3322,6 +3323,7 @@ aesgen_vaes256_gcm_r2_open:
 	movq	%rax, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_open_same_table
 .Laesgen_vaes256_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -4184,6 +4186,7 @@ aesgen_vaes256_gcm_r2_start:
 	movq	%rax, 648(%rdi)
 	movq	$0, 656(%rdi)
 	movq	$0, 664(%rdi)
+	movq	$1, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_start_same_table
 .Laesgen_vaes256_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -4902,7 +4905,7 @@ aesgen_vaes256_gcm_r2_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 4800 bytes of the context.
+# wipe(ctx): zero all 4864 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_vaes256_gcm_r2_wipe
@@ -4911,7 +4914,7 @@ aesgen_vaes256_gcm_r2_finish_open:
 aesgen_vaes256_gcm_r2_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$75, %rax
+	movq	$76, %rax
 .Laesgen_vaes256_gcm_r2_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)
@@ -5074,22 +5077,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
-	vmovdqu	704(%rdi,%r8,1), %ymm2
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	736(%rdi,%r8,1), %ymm3
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	768(%rdi,%r8,1), %ymm4
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	800(%rdi,%r8,1), %ymm5
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	832(%rdi,%r8,1), %ymm6
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	864(%rdi,%r8,1), %ymm7
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	896(%rdi,%r8,1), %ymm8
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	768(%rdi,%r8,1), %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	800(%rdi,%r8,1), %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	832(%rdi,%r8,1), %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	896(%rdi,%r8,1), %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	928(%rdi,%r8,1), %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	960(%rdi,%r8,1), %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -5223,9 +5226,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_256
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -5271,30 +5286,30 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -5624,8 +5639,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -5646,33 +5661,33 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	736(%rdi,%r8,1), %ymm3
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	800(%rdi,%r8,1), %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	768(%rdi,%r8,1), %ymm4
+	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	800(%rdi,%r8,1), %ymm5
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	832(%rdi,%r8,1), %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vmovdqu	864(%rdi,%r8,1), %ymm7
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm11, %ymm11
@@ -5890,9 +5905,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_256
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -5962,42 +5989,42 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vmovdqu	-160(%rcx), %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -6483,8 +6510,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -6898,22 +6925,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
-	vmovdqu	704(%rdi,%r8,1), %ymm2
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	736(%rdi,%r8,1), %ymm3
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	768(%rdi,%r8,1), %ymm4
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	800(%rdi,%r8,1), %ymm5
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	832(%rdi,%r8,1), %ymm6
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	864(%rdi,%r8,1), %ymm7
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	896(%rdi,%r8,1), %ymm8
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	768(%rdi,%r8,1), %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	800(%rdi,%r8,1), %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	832(%rdi,%r8,1), %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	896(%rdi,%r8,1), %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	928(%rdi,%r8,1), %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	960(%rdi,%r8,1), %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -7011,9 +7038,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_128
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -7059,30 +7098,30 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -7340,8 +7379,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7363,37 +7402,37 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqu	-256(%rcx), %ymm5
 	shlq	$4, %r8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vmovdqu	736(%rdi,%r8,1), %ymm3
+	vmovdqu	800(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vmovdqu	768(%rdi,%r8,1), %ymm4
+	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	800(%rdi,%r8,1), %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
 	vmovdqu	-224(%rcx), %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	832(%rdi,%r8,1), %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm7
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm10, %ymm10
-	vmovdqu	864(%rdi,%r8,1), %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm8
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm8, %ymm11, %ymm11
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm9
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpxor	%ymm9, %ymm12, %ymm12
-	vmovdqu	928(%rdi,%r8,1), %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vmovdqu	-192(%rcx), %ymm13
@@ -7570,9 +7609,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_4
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_128
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_4:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -7648,46 +7699,46 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vmovdqu	-128(%rcx), %ymm13
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -8091,8 +8142,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -8470,22 +8521,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
-	vmovdqu	704(%rdi,%r8,1), %ymm2
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	736(%rdi,%r8,1), %ymm3
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	768(%rdi,%r8,1), %ymm4
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	800(%rdi,%r8,1), %ymm5
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	832(%rdi,%r8,1), %ymm6
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	864(%rdi,%r8,1), %ymm7
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	896(%rdi,%r8,1), %ymm8
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	768(%rdi,%r8,1), %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	800(%rdi,%r8,1), %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	832(%rdi,%r8,1), %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	896(%rdi,%r8,1), %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	928(%rdi,%r8,1), %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	960(%rdi,%r8,1), %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -8601,9 +8652,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_5
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_192
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_5:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -8649,30 +8712,30 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -8966,8 +9029,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -8988,35 +9051,35 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm5
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	736(%rdi,%r8,1), %ymm3
+	vmovdqu	800(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	768(%rdi,%r8,1), %ymm4
+	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	800(%rdi,%r8,1), %ymm5
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	832(%rdi,%r8,1), %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	864(%rdi,%r8,1), %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -9214,9 +9277,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_6
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_192
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_6:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -9289,44 +9364,44 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vmovdqu	-160(%rcx), %ymm0
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
 	vmovdqu	-128(%rcx), %ymm13
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -9771,8 +9846,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -10338,33 +10413,33 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	736(%rdi,%r8,1), %ymm3
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	800(%rdi,%r8,1), %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	768(%rdi,%r8,1), %ymm4
+	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	800(%rdi,%r8,1), %ymm5
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	832(%rdi,%r8,1), %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vmovdqu	32(%rsi), %ymm13
-	vmovdqu	864(%rdi,%r8,1), %ymm7
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm11, %ymm11
@@ -10582,9 +10657,21 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_256
+.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -10654,42 +10741,42 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vmovdqu	96(%rsi), %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -11175,8 +11262,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -11497,37 +11584,37 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqu	(%rsi), %ymm5
 	shlq	$4, %r8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vmovdqu	736(%rdi,%r8,1), %ymm3
+	vmovdqu	800(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vmovdqu	768(%rdi,%r8,1), %ymm4
+	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	800(%rdi,%r8,1), %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
 	vmovdqu	32(%rsi), %ymm0
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	832(%rdi,%r8,1), %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm7
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm10, %ymm10
-	vmovdqu	864(%rdi,%r8,1), %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm8
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm8, %ymm11, %ymm11
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm9
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpxor	%ymm9, %ymm12, %ymm12
-	vmovdqu	928(%rdi,%r8,1), %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vmovdqu	64(%rsi), %ymm13
@@ -11704,9 +11791,21 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_128
+.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -11782,46 +11881,46 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vmovdqu	128(%rsi), %ymm13
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	672(%rdi), %ymm6, %ymm6
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -12225,8 +12324,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -12510,35 +12609,35 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm5
-	vmovdqu	704(%rdi,%r8,1), %ymm2
+	vmovdqu	768(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	736(%rdi,%r8,1), %ymm3
+	vmovdqu	800(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	768(%rdi,%r8,1), %ymm4
+	vmovdqu	832(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	800(%rdi,%r8,1), %ymm5
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	864(%rdi,%r8,1), %ymm5
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	832(%rdi,%r8,1), %ymm6
+	vmovdqu	896(%rdi,%r8,1), %ymm6
 	vmovdqu	32(%rsi), %ymm13
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	864(%rdi,%r8,1), %ymm7
+	vmovdqu	928(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	896(%rdi,%r8,1), %ymm8
+	vmovdqu	960(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	928(%rdi,%r8,1), %ymm9
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	992(%rdi,%r8,1), %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -12736,9 +12835,21 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$16, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_192
+.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -12811,44 +12922,44 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 704(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm2, %ymm2
-	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm2, %ymm2
+	vpxor	704(%rdi), %ymm3, %ymm3
 	vmovdqu	96(%rsi), %ymm0
-	vmovdqu	%ymm3, 736(%rdi,%rax,1)
+	vmovdqu	%ymm3, 800(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm3, %ymm3
-	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm3, %ymm3
+	vpxor	704(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 768(%rdi,%rax,1)
+	vmovdqu	%ymm4, 832(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	672(%rdi), %ymm4, %ymm4
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	704(%rdi), %ymm4, %ymm4
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 864(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 832(%rdi,%rax,1)
-	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 864(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 928(%rdi,%rax,1)
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	704(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 896(%rdi,%rax,1)
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 960(%rdi,%rax,1)
 	vmovdqu	128(%rsi), %ymm13
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm8, %ymm8
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm9, 928(%rdi,%rax,1)
+	vmovdqu	%ymm9, 992(%rdi,%rax,1)
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vpxor	672(%rdi), %ymm9, %ymm9
+	vpxor	704(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -13293,8 +13404,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vmovdqa	%xmm2, 688(%rdi)
+	vmovdqa	%xmm2, 704(%rdi)
+	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)

@@ -707,6 +707,7 @@ aesgen_aesni_face_r2_set_iv:
 	.p2align	5
 aesgen_aesni_face_r2_xor_stream:
 	endbr64
+	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -883,9 +884,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_128
+.Laesgen_aesni_face_r2_xor_stream_outside_run:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_spent8_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1081,6 +1094,298 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_spent8_128:
+	testq	$7, %r9
+	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_128
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	movdqa	%xmm0, %xmm7
+	pxor	%xmm1, %xmm7
+	movdqa	%xmm7, %xmm0
+	movdqa	%xmm7, %xmm1
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm7, %xmm2
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm7, %xmm3
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm7, %xmm4
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm7, %xmm5
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm7, %xmm6
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
+	movdqa	16(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	32(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	48(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	64(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	80(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	96(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	112(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	128(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	144(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	160(%rdi), %xmm8
+	aesenclast	%xmm8, %xmm0
+	aesenclast	%xmm8, %xmm1
+	aesenclast	%xmm8, %xmm2
+	aesenclast	%xmm8, %xmm3
+	aesenclast	%xmm8, %xmm4
+	aesenclast	%xmm8, %xmm5
+	aesenclast	%xmm8, %xmm6
+	aesenclast	%xmm8, %xmm7
+	movdqu	(%rdx), %xmm8
+	pxor	%xmm8, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm4
+	movdqu	%xmm4, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm5
+	movdqu	%xmm5, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm6
+	movdqu	%xmm6, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm7
+	movdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_128:
+	movq	%rax, %xmm7
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm7
+	movdqa	%xmm7, %xmm0
+	movdqa	%xmm7, %xmm1
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm7, %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm7, %xmm3
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm7, %xmm4
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm7, %xmm5
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm7, %xmm6
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
+	movdqa	(%rdi), %xmm8
+	pxor	%xmm8, %xmm0
+	pxor	%xmm8, %xmm1
+	pxor	%xmm8, %xmm2
+	pxor	%xmm8, %xmm3
+	pxor	%xmm8, %xmm4
+	pxor	%xmm8, %xmm5
+	pxor	%xmm8, %xmm6
+	pxor	%xmm8, %xmm7
+	movdqa	16(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	32(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	48(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	64(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	80(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	96(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	112(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	128(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	144(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	160(%rdi), %xmm8
+	aesenclast	%xmm8, %xmm0
+	aesenclast	%xmm8, %xmm1
+	aesenclast	%xmm8, %xmm2
+	aesenclast	%xmm8, %xmm3
+	aesenclast	%xmm8, %xmm4
+	aesenclast	%xmm8, %xmm5
+	aesenclast	%xmm8, %xmm6
+	aesenclast	%xmm8, %xmm7
+	movdqu	(%rdx), %xmm8
+	pxor	%xmm8, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm4
+	movdqu	%xmm4, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm5
+	movdqu	%xmm5, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm6
+	movdqu	%xmm6, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm7
+	movdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_try2_128
@@ -1161,9 +1466,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_128
+.Laesgen_aesni_face_r2_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_spent4_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1283,6 +1600,174 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_spent4_128:
+	testq	$3, %r9
+	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_128
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	movdqa	%xmm0, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm3, %xmm2
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	16(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_128:
+	movq	%rax, %xmm3
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm3
+	movdqa	%xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm3, %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm4, %xmm1
+	pxor	%xmm4, %xmm2
+	pxor	%xmm4, %xmm3
+	movdqa	16(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_single128
@@ -1337,9 +1822,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_128
+.Laesgen_aesni_face_r2_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_spent2_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1421,6 +1918,112 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_spent2_128:
+	testq	$1, %r9
+	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_128
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm2
+	movdqa	%xmm0, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm0
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	16(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_128:
+	movq	%rax, %xmm1
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm1
+	movdqa	%xmm1, %xmm0
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	(%rdi), %xmm2
+	pxor	%xmm2, %xmm0
+	pxor	%xmm2, %xmm1
+	movdqa	16(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill128
@@ -1476,9 +2079,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast128
+.Laesgen_aesni_face_r2_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_single_spent128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1559,6 +2174,60 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
+.Laesgen_aesni_face_r2_xor_stream_single_spent128:
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_3
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_partial_3:
+	movdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_3:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_3
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
 .Laesgen_aesni_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -1592,6 +2261,7 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_window_ok128
 .Laesgen_aesni_face_r2_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -1756,9 +2426,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_192
+.Laesgen_aesni_face_r2_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_spent8_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1972,6 +2654,334 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_spent8_192:
+	testq	$7, %r9
+	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_192
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	movdqa	%xmm0, %xmm7
+	pxor	%xmm1, %xmm7
+	movdqa	%xmm7, %xmm0
+	movdqa	%xmm7, %xmm1
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm7, %xmm2
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm7, %xmm3
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm7, %xmm4
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm7, %xmm5
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm7, %xmm6
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
+	movdqa	16(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	32(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	48(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	64(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	80(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	96(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	112(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	128(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	144(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	160(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	176(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	192(%rdi), %xmm8
+	aesenclast	%xmm8, %xmm0
+	aesenclast	%xmm8, %xmm1
+	aesenclast	%xmm8, %xmm2
+	aesenclast	%xmm8, %xmm3
+	aesenclast	%xmm8, %xmm4
+	aesenclast	%xmm8, %xmm5
+	aesenclast	%xmm8, %xmm6
+	aesenclast	%xmm8, %xmm7
+	movdqu	(%rdx), %xmm8
+	pxor	%xmm8, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm4
+	movdqu	%xmm4, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm5
+	movdqu	%xmm5, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm6
+	movdqu	%xmm6, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm7
+	movdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_192:
+	movq	%rax, %xmm7
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm7
+	movdqa	%xmm7, %xmm0
+	movdqa	%xmm7, %xmm1
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm7, %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm7, %xmm3
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm7, %xmm4
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm7, %xmm5
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm7, %xmm6
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
+	movdqa	(%rdi), %xmm8
+	pxor	%xmm8, %xmm0
+	pxor	%xmm8, %xmm1
+	pxor	%xmm8, %xmm2
+	pxor	%xmm8, %xmm3
+	pxor	%xmm8, %xmm4
+	pxor	%xmm8, %xmm5
+	pxor	%xmm8, %xmm6
+	pxor	%xmm8, %xmm7
+	movdqa	16(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	32(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	48(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	64(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	80(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	96(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	112(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	128(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	144(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	160(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	176(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	192(%rdi), %xmm8
+	aesenclast	%xmm8, %xmm0
+	aesenclast	%xmm8, %xmm1
+	aesenclast	%xmm8, %xmm2
+	aesenclast	%xmm8, %xmm3
+	aesenclast	%xmm8, %xmm4
+	aesenclast	%xmm8, %xmm5
+	aesenclast	%xmm8, %xmm6
+	aesenclast	%xmm8, %xmm7
+	movdqu	(%rdx), %xmm8
+	pxor	%xmm8, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm4
+	movdqu	%xmm4, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm5
+	movdqu	%xmm5, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm6
+	movdqu	%xmm6, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm7
+	movdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_try2_192
@@ -2062,9 +3072,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_192
+.Laesgen_aesni_face_r2_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_spent4_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2194,6 +3216,194 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_spent4_192:
+	testq	$3, %r9
+	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_192
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	movdqa	%xmm0, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm3, %xmm2
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	16(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	176(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	192(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_192:
+	movq	%rax, %xmm3
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm3
+	movdqa	%xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm3, %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm4, %xmm1
+	pxor	%xmm4, %xmm2
+	pxor	%xmm4, %xmm3
+	movdqa	16(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	176(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	192(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_single192
@@ -2254,9 +3464,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_192
+.Laesgen_aesni_face_r2_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_spent2_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2344,6 +3566,124 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_spent2_192:
+	testq	$1, %r9
+	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_192
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm2
+	movdqa	%xmm0, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm0
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	16(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	176(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	192(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_192:
+	movq	%rax, %xmm1
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm1
+	movdqa	%xmm1, %xmm0
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	(%rdi), %xmm2
+	pxor	%xmm2, %xmm0
+	pxor	%xmm2, %xmm1
+	movdqa	16(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	176(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	192(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill192
@@ -2373,7 +3713,7 @@ aesgen_aesni_face_r2_xor_stream:
 	movdqa	192(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_3
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_4
 	movdqu	(%rdx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -2383,18 +3723,18 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
-.Laesgen_aesni_face_r2_xor_stream_partial_3:
+.Laesgen_aesni_face_r2_xor_stream_partial_4:
 	movdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r2_xor_stream_partial_byte_3:
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_4:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_3
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_4
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -2403,9 +3743,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast192
+.Laesgen_aesni_face_r2_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_single_spent192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2464,7 +3816,7 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_aesni_face_r2_xor_stream_run_done_8:
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_4
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_5
 	movdqu	(%rdx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -2474,18 +3826,76 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
-.Laesgen_aesni_face_r2_xor_stream_partial_4:
+.Laesgen_aesni_face_r2_xor_stream_partial_5:
 	movdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r2_xor_stream_partial_byte_4:
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_5:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_4
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_5
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
+.Laesgen_aesni_face_r2_xor_stream_single_spent192:
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_6
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_partial_6:
+	movdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_6:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_6
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -2523,6 +3933,7 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_window_ok192
 .Laesgen_aesni_face_r2_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -2705,9 +4116,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_256
+.Laesgen_aesni_face_r2_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_spent8_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2939,6 +4362,370 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_spent8_256:
+	testq	$7, %r9
+	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_256
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	movdqa	%xmm0, %xmm7
+	pxor	%xmm1, %xmm7
+	movdqa	%xmm7, %xmm0
+	movdqa	%xmm7, %xmm1
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm7, %xmm2
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm7, %xmm3
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm7, %xmm4
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm7, %xmm5
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm7, %xmm6
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
+	movdqa	16(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	32(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	48(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	64(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	80(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	96(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	112(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	128(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	144(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	160(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	176(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	192(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	208(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	224(%rdi), %xmm8
+	aesenclast	%xmm8, %xmm0
+	aesenclast	%xmm8, %xmm1
+	aesenclast	%xmm8, %xmm2
+	aesenclast	%xmm8, %xmm3
+	aesenclast	%xmm8, %xmm4
+	aesenclast	%xmm8, %xmm5
+	aesenclast	%xmm8, %xmm6
+	aesenclast	%xmm8, %xmm7
+	movdqu	(%rdx), %xmm8
+	pxor	%xmm8, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm4
+	movdqu	%xmm4, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm5
+	movdqu	%xmm5, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm6
+	movdqu	%xmm6, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm7
+	movdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_256:
+	movq	%rax, %xmm7
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm7
+	movdqa	%xmm7, %xmm0
+	movdqa	%xmm7, %xmm1
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm7, %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm7, %xmm3
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm7, %xmm4
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm7, %xmm5
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm7, %xmm6
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
+	movdqa	(%rdi), %xmm8
+	pxor	%xmm8, %xmm0
+	pxor	%xmm8, %xmm1
+	pxor	%xmm8, %xmm2
+	pxor	%xmm8, %xmm3
+	pxor	%xmm8, %xmm4
+	pxor	%xmm8, %xmm5
+	pxor	%xmm8, %xmm6
+	pxor	%xmm8, %xmm7
+	movdqa	16(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	32(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	48(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	64(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	80(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	96(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	112(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	128(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	144(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	160(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	176(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	192(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	208(%rdi), %xmm8
+	aesenc	%xmm8, %xmm0
+	aesenc	%xmm8, %xmm1
+	aesenc	%xmm8, %xmm2
+	aesenc	%xmm8, %xmm3
+	aesenc	%xmm8, %xmm4
+	aesenc	%xmm8, %xmm5
+	aesenc	%xmm8, %xmm6
+	aesenc	%xmm8, %xmm7
+	movdqa	224(%rdi), %xmm8
+	aesenclast	%xmm8, %xmm0
+	aesenclast	%xmm8, %xmm1
+	aesenclast	%xmm8, %xmm2
+	aesenclast	%xmm8, %xmm3
+	aesenclast	%xmm8, %xmm4
+	aesenclast	%xmm8, %xmm5
+	aesenclast	%xmm8, %xmm6
+	aesenclast	%xmm8, %xmm7
+	movdqu	(%rdx), %xmm8
+	pxor	%xmm8, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm4
+	movdqu	%xmm4, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm5
+	movdqu	%xmm5, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm6
+	movdqu	%xmm6, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm7
+	movdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_try2_256
@@ -3039,9 +4826,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_256
+.Laesgen_aesni_face_r2_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_spent4_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3181,6 +4980,214 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_spent4_256:
+	testq	$3, %r9
+	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_256
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	movdqa	%xmm0, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm3, %xmm2
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	16(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	176(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	192(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	208(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	224(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_256:
+	movq	%rax, %xmm3
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm3
+	movdqa	%xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm3, %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm4, %xmm1
+	pxor	%xmm4, %xmm2
+	pxor	%xmm4, %xmm3
+	movdqa	16(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	176(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	192(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	208(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	224(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_single256
@@ -3247,9 +5254,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_256
+.Laesgen_aesni_face_r2_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_spent2_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3343,6 +5362,136 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_spent2_256:
+	testq	$1, %r9
+	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_256
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm2
+	movdqa	%xmm0, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm0
+	pxor	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	16(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	176(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	192(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	208(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	224(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_256:
+	movq	%rax, %xmm1
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm1
+	movdqa	%xmm1, %xmm0
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	(%rdi), %xmm2
+	pxor	%xmm2, %xmm0
+	pxor	%xmm2, %xmm1
+	movdqa	16(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	176(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	192(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	208(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	224(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill256
@@ -3376,7 +5525,7 @@ aesgen_aesni_face_r2_xor_stream:
 	movdqa	224(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_5
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_7
 	movdqu	(%rdx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -3386,18 +5535,18 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
-.Laesgen_aesni_face_r2_xor_stream_partial_5:
+.Laesgen_aesni_face_r2_xor_stream_partial_7:
 	movdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r2_xor_stream_partial_byte_5:
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_7:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_5
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_7
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -3406,9 +5555,21 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast256
+.Laesgen_aesni_face_r2_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_single_spent256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3471,7 +5632,7 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_aesni_face_r2_xor_stream_run_done_12:
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_6
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_8
 	movdqu	(%rdx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -3481,18 +5642,80 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
-.Laesgen_aesni_face_r2_xor_stream_partial_6:
+.Laesgen_aesni_face_r2_xor_stream_partial_8:
 	movdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r2_xor_stream_partial_byte_6:
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_8:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_6
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_8
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
+.Laesgen_aesni_face_r2_xor_stream_single_spent256:
+	movq	%rax, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_9
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_partial_9:
+	movdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_9:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_9
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -3530,6 +5753,7 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_window_ok256
 .Laesgen_aesni_face_r2_xor_stream_return:
 	pxor	%xmm0, %xmm0
@@ -3542,6 +5766,7 @@ aesgen_aesni_face_r2_xor_stream:
 	pxor	%xmm7, %xmm7
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
+	popq	%rbx
 	ret
 	.size	aesgen_aesni_face_r2_xor_stream, .-aesgen_aesni_face_r2_xor_stream
 	.section	.rodata

@@ -1960,6 +1960,7 @@ aesgen_aesni_gcm_r1_seal:
 	movq	%rdx, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
@@ -3485,6 +3486,7 @@ aesgen_aesni_gcm_r1_open:
 	movq	%rax, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -4471,6 +4473,7 @@ aesgen_aesni_gcm_r1_start:
 	movq	%rax, 648(%rdi)
 	movq	$0, 656(%rdi)
 	movq	$0, 664(%rdi)
+	movq	$1, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -5480,21 +5483,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
 	movdqa	704(%rdi,%r8,1), %xmm2
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	720(%rdi,%r8,1), %xmm3
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	736(%rdi,%r8,1), %xmm4
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	752(%rdi,%r8,1), %xmm5
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	768(%rdi,%r8,1), %xmm6
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	784(%rdi,%r8,1), %xmm7
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	800(%rdi,%r8,1), %xmm8
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -5645,9 +5648,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -5692,30 +5707,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm3
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm3
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm4
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm5
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm5
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm6
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm6
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm7
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm7
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm8
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm8
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -6077,7 +6092,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -6100,34 +6115,34 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqu	-128(%rcx), %xmm6
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pxor	%xmm0, %xmm6
 	movdqa	720(%rdi,%r8,1), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pxor	%xmm6, %xmm0
 	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm6, %xmm10
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	752(%rdi,%r8,1), %xmm5
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm6, %xmm11
 	movdqa	768(%rdi,%r8,1), %xmm6
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm0, %xmm12
 	movdqa	784(%rdi,%r8,1), %xmm7
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqu	-112(%rcx), %xmm13
 	movdqa	800(%rdi,%r8,1), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	%xmm13, %xmm14
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm15
 	movdqa	32(%rdi), %xmm0
@@ -6369,9 +6384,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -6442,43 +6469,43 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm13, %xmm14
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
 	movdqa	%xmm2, 704(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pclmulqdq	$0, 288(%rdi), %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pxor	%xmm0, %xmm10
 	movdqa	%xmm3, 720(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm3
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm3
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$17, 288(%rdi), %xmm13
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pxor	%xmm13, %xmm11
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqu	-80(%rcx), %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pshufd	$78, %xmm13, %xmm14
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pxor	%xmm13, %xmm14
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm0, %xmm10
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -7013,7 +7040,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7465,21 +7492,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
 	movdqa	704(%rdi,%r8,1), %xmm2
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	720(%rdi,%r8,1), %xmm3
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	736(%rdi,%r8,1), %xmm4
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	752(%rdi,%r8,1), %xmm5
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	768(%rdi,%r8,1), %xmm6
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	784(%rdi,%r8,1), %xmm7
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	800(%rdi,%r8,1), %xmm8
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -7594,9 +7621,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -7641,30 +7680,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm3
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm3
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm4
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm5
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm5
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm6
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm6
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm7
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm7
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm8
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm8
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -7954,7 +7993,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7978,37 +8017,37 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
 	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
 	movdqa	%xmm5, %xmm10
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm11
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	752(%rdi,%r8,1), %xmm5
 	movdqa	%xmm0, %xmm12
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqu	-112(%rcx), %xmm0
 	movdqa	768(%rdi,%r8,1), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pshufd	$78, %xmm0, %xmm13
 	movdqa	784(%rdi,%r8,1), %xmm7
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm0, %xmm9
 	movdqa	800(%rdi,%r8,1), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm9
 	pxor	%xmm9, %xmm10
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm0
@@ -8210,9 +8249,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm5
@@ -8289,46 +8340,46 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pclmulqdq	$0, 416(%rdi), %xmm14
 	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	movdqu	-80(%rcx), %xmm0
 	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pxor	%xmm0, %xmm13
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm0, %xmm14
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pclmulqdq	$0, 304(%rdi), %xmm14
 	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm5
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm5
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pxor	%xmm0, %xmm11
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm13
-	pxor	672(%rdi), %xmm7
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm7
+	pxor	688(%rdi), %xmm8
 	pxor	%xmm13, %xmm12
 	movdqa	%xmm8, 800(%rdi,%rax,1)
 	movdqu	-64(%rcx), %xmm13
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pshufd	$78, %xmm13, %xmm14
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	movdqa	%xmm13, %xmm15
@@ -8783,7 +8834,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -9199,21 +9250,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
 	movdqa	704(%rdi,%r8,1), %xmm2
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	720(%rdi,%r8,1), %xmm3
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	736(%rdi,%r8,1), %xmm4
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	752(%rdi,%r8,1), %xmm5
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	768(%rdi,%r8,1), %xmm6
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	784(%rdi,%r8,1), %xmm7
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	800(%rdi,%r8,1), %xmm8
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -9346,9 +9397,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -9393,30 +9456,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm3
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm3
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm4
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm5
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm5
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm6
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm6
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm7
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm7
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm8
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm8
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -9742,7 +9805,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -9766,35 +9829,35 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
 	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm5, %xmm10
 	movdqa	736(%rdi,%r8,1), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm5, %xmm11
 	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm0, %xmm12
 	movdqa	768(%rdi,%r8,1), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqu	-112(%rcx), %xmm0
 	movdqa	784(%rdi,%r8,1), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pshufd	$78, %xmm0, %xmm13
 	movdqa	800(%rdi,%r8,1), %xmm8
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm0, %xmm14
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm14, %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1
 	movdqa	%xmm0, %xmm14
@@ -10017,9 +10080,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -10093,43 +10168,43 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm15, %xmm10
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pclmulqdq	$17, 288(%rdi), %xmm13
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	pxor	%xmm13, %xmm11
 	movdqa	%xmm3, 720(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm3
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm3
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$0, 416(%rdi), %xmm14
 	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqu	-80(%rcx), %xmm0
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm0, %xmm14
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pclmulqdq	$0, 304(%rdi), %xmm14
 	movdqa	%xmm7, 784(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 432(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
@@ -10626,7 +10701,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -11247,34 +11322,34 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqu	(%rsi), %xmm6
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pxor	%xmm0, %xmm6
 	movdqa	720(%rdi,%r8,1), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pxor	%xmm6, %xmm0
 	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm6, %xmm10
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	752(%rdi,%r8,1), %xmm5
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm6, %xmm11
 	movdqa	768(%rdi,%r8,1), %xmm6
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm0, %xmm12
 	movdqa	784(%rdi,%r8,1), %xmm7
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqu	16(%rsi), %xmm13
 	movdqa	800(%rdi,%r8,1), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pshufd	$78, %xmm13, %xmm14
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	%xmm13, %xmm14
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm15
 	movdqa	32(%rdi), %xmm0
@@ -11516,9 +11591,21 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r1_decrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -11589,43 +11676,43 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm13, %xmm14
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
 	movdqa	%xmm2, 704(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pclmulqdq	$0, 288(%rdi), %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pxor	%xmm0, %xmm10
 	movdqa	%xmm3, 720(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm3
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm3
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$17, 288(%rdi), %xmm13
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pxor	%xmm13, %xmm11
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqu	48(%rsi), %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pshufd	$78, %xmm13, %xmm14
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pxor	%xmm13, %xmm14
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm0, %xmm10
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -12160,7 +12247,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -12511,37 +12598,37 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
 	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
 	movdqa	%xmm5, %xmm10
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm11
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	752(%rdi,%r8,1), %xmm5
 	movdqa	%xmm0, %xmm12
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqu	16(%rsi), %xmm0
 	movdqa	768(%rdi,%r8,1), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pshufd	$78, %xmm0, %xmm13
 	movdqa	784(%rdi,%r8,1), %xmm7
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm0, %xmm9
 	movdqa	800(%rdi,%r8,1), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm9
 	pxor	%xmm9, %xmm10
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm0
@@ -12743,9 +12830,21 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm5
@@ -12822,46 +12921,46 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	pxor	%xmm13, %xmm11
 	aesenc	%xmm0, %xmm9
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pclmulqdq	$0, 416(%rdi), %xmm14
 	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	movdqu	48(%rsi), %xmm0
 	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pxor	%xmm0, %xmm13
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm0, %xmm14
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pclmulqdq	$0, 304(%rdi), %xmm14
 	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm5
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm5
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pxor	%xmm0, %xmm11
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm13
-	pxor	672(%rdi), %xmm7
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm7
+	pxor	688(%rdi), %xmm8
 	pxor	%xmm13, %xmm12
 	movdqa	%xmm8, 800(%rdi,%rax,1)
 	movdqu	64(%rsi), %xmm13
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pshufd	$78, %xmm13, %xmm14
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	movdqa	%xmm13, %xmm15
@@ -13316,7 +13415,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -13631,35 +13730,35 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
 	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm5, %xmm10
 	movdqa	736(%rdi,%r8,1), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm5, %xmm11
 	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm0, %xmm12
 	movdqa	768(%rdi,%r8,1), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqu	16(%rsi), %xmm0
 	movdqa	784(%rdi,%r8,1), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pshufd	$78, %xmm0, %xmm13
 	movdqa	800(%rdi,%r8,1), %xmm8
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm0, %xmm14
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm14
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm14, %xmm10
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1
 	movdqa	%xmm0, %xmm14
@@ -13882,9 +13981,21 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -13958,43 +14069,43 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm15, %xmm10
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pclmulqdq	$17, 288(%rdi), %xmm13
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	pxor	%xmm13, %xmm11
 	movdqa	%xmm3, 720(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm3
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm3
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$0, 416(%rdi), %xmm14
 	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqu	48(%rsi), %xmm0
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm0, %xmm14
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pclmulqdq	$0, 304(%rdi), %xmm14
 	movdqa	%xmm7, 784(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 432(%rdi), %xmm13
 	aesenc	%xmm0, %xmm2
@@ -14491,7 +14602,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)

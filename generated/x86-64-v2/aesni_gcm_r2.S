@@ -1960,6 +1960,7 @@ aesgen_aesni_gcm_r2_seal:
 	movq	%rdx, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
@@ -3485,6 +3486,7 @@ aesgen_aesni_gcm_r2_open:
 	movq	%rax, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -4471,6 +4473,7 @@ aesgen_aesni_gcm_r2_start:
 	movq	%rax, 648(%rdi)
 	movq	$0, 656(%rdi)
 	movq	$0, 664(%rdi)
+	movq	$1, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -5480,21 +5483,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
 	movdqa	704(%rdi,%r8,1), %xmm2
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	720(%rdi,%r8,1), %xmm3
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	736(%rdi,%r8,1), %xmm4
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	752(%rdi,%r8,1), %xmm5
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	768(%rdi,%r8,1), %xmm6
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	784(%rdi,%r8,1), %xmm7
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	800(%rdi,%r8,1), %xmm8
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -5636,9 +5639,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -5692,30 +5707,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm3
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm3
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm4
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm5
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm5
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm6
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm6
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm7
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm7
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm8
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm8
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -6070,7 +6085,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -6093,35 +6108,35 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqu	-128(%rcx), %xmm6
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pxor	%xmm0, %xmm6
 	movdqa	720(%rdi,%r8,1), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pxor	%xmm6, %xmm0
 	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm6, %xmm10
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	752(%rdi,%r8,1), %xmm5
 	movdqa	%xmm6, %xmm11
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	768(%rdi,%r8,1), %xmm6
 	movdqa	%xmm0, %xmm12
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	784(%rdi,%r8,1), %xmm7
 	movdqu	-112(%rcx), %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
 	movdqa	800(%rdi,%r8,1), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pxor	%xmm13, %xmm14
 	movdqa	816(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm15
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm15
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm0
@@ -6353,9 +6368,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -6440,42 +6467,42 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm13, %xmm11
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqu	-80(%rcx), %xmm0
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm0, %xmm14
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pxor	%xmm0, %xmm11
-	pxor	672(%rdi), %xmm8
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm8
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm13
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
 	aesenc	%xmm0, %xmm2
@@ -6999,7 +7026,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7451,21 +7478,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
 	movdqa	704(%rdi,%r8,1), %xmm2
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	720(%rdi,%r8,1), %xmm3
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	736(%rdi,%r8,1), %xmm4
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	752(%rdi,%r8,1), %xmm5
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	768(%rdi,%r8,1), %xmm6
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	784(%rdi,%r8,1), %xmm7
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	800(%rdi,%r8,1), %xmm8
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -7571,9 +7598,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -7627,30 +7666,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm3
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm3
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm4
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm5
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm5
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm6
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm6
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm7
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm7
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm8
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm8
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -7933,7 +7972,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7957,38 +7996,38 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
 	pxor	%xmm5, %xmm0
 	movdqa	720(%rdi,%r8,1), %xmm3
 	movdqa	%xmm5, %xmm10
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm11
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm0, %xmm12
 	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqu	-112(%rcx), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
 	movdqa	768(%rdi,%r8,1), %xmm6
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pxor	%xmm0, %xmm13
 	movdqa	784(%rdi,%r8,1), %xmm7
 	movdqa	%xmm0, %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm8
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pxor	%xmm8, %xmm10
 	movdqa	800(%rdi,%r8,1), %xmm8
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm11
 	movdqa	816(%rdi,%r8,1), %xmm9
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	pxor	%xmm13, %xmm12
@@ -8180,9 +8219,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm5
@@ -8275,45 +8326,45 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pclmulqdq	$0, 304(%rdi), %xmm0
 	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pxor	%xmm0, %xmm10
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pxor	%xmm13, %xmm11
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm14
-	pxor	672(%rdi), %xmm4
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm4
+	pxor	688(%rdi), %xmm5
 	pxor	%xmm14, %xmm12
 	movdqa	%xmm5, 752(%rdi,%rax,1)
 	movdqu	-64(%rcx), %xmm0
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm6, 768(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm0, %xmm14
 	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pclmulqdq	$0, 320(%rdi), %xmm14
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pclmulqdq	$17, 320(%rdi), %xmm0
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pclmulqdq	$0, 448(%rdi), %xmm13
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -8755,7 +8806,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -9171,21 +9222,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
 	movdqa	704(%rdi,%r8,1), %xmm2
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	720(%rdi,%r8,1), %xmm3
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	736(%rdi,%r8,1), %xmm4
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	752(%rdi,%r8,1), %xmm5
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	768(%rdi,%r8,1), %xmm6
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	784(%rdi,%r8,1), %xmm7
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	800(%rdi,%r8,1), %xmm8
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	816(%rdi,%r8,1), %xmm9
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -9309,9 +9360,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -9365,30 +9428,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm3
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm3
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm4
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm5
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm5
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm6
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm6
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm7
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm7
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm8
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm8
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -9707,7 +9770,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -9731,36 +9794,36 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
 	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm5, %xmm10
 	movdqa	736(%rdi,%r8,1), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm5, %xmm11
 	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm0, %xmm12
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	768(%rdi,%r8,1), %xmm6
 	movdqu	-112(%rcx), %xmm0
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
 	movdqa	784(%rdi,%r8,1), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pxor	%xmm0, %xmm13
 	movdqa	800(%rdi,%r8,1), %xmm8
 	movdqa	%xmm0, %xmm14
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm0, %xmm14
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
@@ -9973,9 +10036,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -10063,44 +10138,44 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
 	movdqu	-80(%rcx), %xmm0
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm0, %xmm14
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$0, 304(%rdi), %xmm14
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pxor	%xmm0, %xmm11
 	movdqa	%xmm6, 768(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm6
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm6
+	pxor	688(%rdi), %xmm7
 	pclmulqdq	$0, 432(%rdi), %xmm13
 	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pxor	%xmm13, %xmm12
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqu	-64(%rcx), %xmm13
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pxor	%xmm13, %xmm14
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm13, %xmm15
 	movdqa	48(%rdi), %xmm0
 	pclmulqdq	$0, 320(%rdi), %xmm15
@@ -10584,7 +10659,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -11205,35 +11280,35 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqu	(%rsi), %xmm6
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pxor	%xmm0, %xmm6
 	movdqa	720(%rdi,%r8,1), %xmm3
 	pshufd	$78, %xmm6, %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pxor	%xmm6, %xmm0
 	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm6, %xmm10
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	752(%rdi,%r8,1), %xmm5
 	movdqa	%xmm6, %xmm11
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	768(%rdi,%r8,1), %xmm6
 	movdqa	%xmm0, %xmm12
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	784(%rdi,%r8,1), %xmm7
 	movdqu	16(%rsi), %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
 	movdqa	800(%rdi,%r8,1), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pxor	%xmm13, %xmm14
 	movdqa	816(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm15
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm15
 	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm0
@@ -11465,9 +11540,21 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r2_decrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -11552,42 +11639,42 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm13, %xmm11
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pclmulqdq	$0, 416(%rdi), %xmm14
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqu	48(%rsi), %xmm0
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm0, %xmm14
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	movdqa	%xmm6, 768(%rdi,%rax,1)
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm7, 784(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pxor	%xmm0, %xmm11
-	pxor	672(%rdi), %xmm8
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm8
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm13
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm0
 	pxor	%xmm13, %xmm12
 	aesenc	%xmm0, %xmm2
@@ -12111,7 +12198,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -12462,38 +12549,38 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
 	pxor	%xmm5, %xmm0
 	movdqa	720(%rdi,%r8,1), %xmm3
 	movdqa	%xmm5, %xmm10
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	736(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm11
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm0, %xmm12
 	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$0, 384(%rdi), %xmm12
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
 	movdqa	768(%rdi,%r8,1), %xmm6
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pxor	%xmm0, %xmm13
 	movdqa	784(%rdi,%r8,1), %xmm7
 	movdqa	%xmm0, %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm8
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pxor	%xmm8, %xmm10
 	movdqa	800(%rdi,%r8,1), %xmm8
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm11
 	movdqa	816(%rdi,%r8,1), %xmm9
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pclmulqdq	$0, 400(%rdi), %xmm13
 	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1
 	pxor	%xmm13, %xmm12
@@ -12685,9 +12772,21 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm5
@@ -12780,45 +12879,45 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pclmulqdq	$0, 304(%rdi), %xmm0
 	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pxor	%xmm0, %xmm10
-	pxor	672(%rdi), %xmm2
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm2
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	pxor	%xmm13, %xmm11
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm4, 736(%rdi,%rax,1)
 	pclmulqdq	$0, 432(%rdi), %xmm14
-	pxor	672(%rdi), %xmm4
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm4
+	pxor	688(%rdi), %xmm5
 	pxor	%xmm14, %xmm12
 	movdqa	%xmm5, 752(%rdi,%rax,1)
 	movdqu	64(%rsi), %xmm0
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pshufd	$78, %xmm0, %xmm13
 	movdqa	%xmm6, 768(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqa	%xmm0, %xmm14
 	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pclmulqdq	$0, 320(%rdi), %xmm14
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pclmulqdq	$17, 320(%rdi), %xmm0
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	movdqa	%xmm9, 816(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	pclmulqdq	$0, 448(%rdi), %xmm13
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -13260,7 +13359,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -13575,36 +13674,36 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
 	movdqa	704(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pshufd	$78, %xmm5, %xmm0
 	movdqa	720(%rdi,%r8,1), %xmm3
 	pxor	%xmm5, %xmm0
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm5, %xmm10
 	movdqa	736(%rdi,%r8,1), %xmm4
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	movdqa	%xmm5, %xmm11
 	movdqa	752(%rdi,%r8,1), %xmm5
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm0, %xmm12
 	pclmulqdq	$0, 384(%rdi), %xmm12
 	movdqa	768(%rdi,%r8,1), %xmm6
 	movdqu	16(%rsi), %xmm0
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
 	movdqa	784(%rdi,%r8,1), %xmm7
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	pxor	%xmm0, %xmm13
 	movdqa	800(%rdi,%r8,1), %xmm8
 	movdqa	%xmm0, %xmm14
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pclmulqdq	$0, 272(%rdi), %xmm14
 	movdqa	816(%rdi,%r8,1), %xmm9
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm0, %xmm14
 	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1
 	pclmulqdq	$17, 272(%rdi), %xmm14
@@ -13817,9 +13916,21 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -13907,44 +14018,44 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	pxor	%xmm14, %xmm12
 	aesenc	%xmm0, %xmm9
 	movdqu	48(%rsi), %xmm0
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	movdqa	%xmm2, 704(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
-	pxor	672(%rdi), %xmm2
+	pxor	688(%rdi), %xmm2
 	pshufd	$78, %xmm0, %xmm13
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm3, 720(%rdi,%rax,1)
 	pxor	%xmm0, %xmm13
-	pxor	672(%rdi), %xmm3
+	pxor	688(%rdi), %xmm3
 	movdqa	%xmm0, %xmm14
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pclmulqdq	$0, 304(%rdi), %xmm14
 	movdqa	%xmm4, 736(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm4
+	pxor	688(%rdi), %xmm4
 	pxor	%xmm14, %xmm10
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	movdqa	%xmm5, 752(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm5
+	pxor	688(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	672(%rdi), %xmm6
+	pxor	688(%rdi), %xmm6
 	pxor	%xmm0, %xmm11
 	movdqa	%xmm6, 768(%rdi,%rax,1)
-	pxor	672(%rdi), %xmm6
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm6
+	pxor	688(%rdi), %xmm7
 	pclmulqdq	$0, 432(%rdi), %xmm13
 	movdqa	%xmm7, 784(%rdi,%rax,1)
 	pxor	%xmm13, %xmm12
-	pxor	672(%rdi), %xmm7
+	pxor	688(%rdi), %xmm7
 	movdqu	64(%rsi), %xmm13
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	movdqa	%xmm8, 800(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
-	pxor	672(%rdi), %xmm8
+	pxor	688(%rdi), %xmm8
 	pshufd	$78, %xmm13, %xmm14
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm9, 816(%rdi,%rax,1)
 	pxor	%xmm13, %xmm14
-	pxor	672(%rdi), %xmm9
+	pxor	688(%rdi), %xmm9
 	movdqa	%xmm13, %xmm15
 	movdqa	48(%rdi), %xmm0
 	pclmulqdq	$0, 320(%rdi), %xmm15
@@ -14428,7 +14539,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 672(%rdi)
+	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)

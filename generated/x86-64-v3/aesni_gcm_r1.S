@@ -1834,6 +1834,7 @@ aesgen_aesni_gcm_r1_seal:
 	movq	%rdx, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
@@ -3234,6 +3235,7 @@ aesgen_aesni_gcm_r1_open:
 	movq	%rax, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -4108,6 +4110,7 @@ aesgen_aesni_gcm_r1_start:
 	movq	%rax, 648(%rdi)
 	movq	$0, 656(%rdi)
 	movq	$0, 664(%rdi)
+	movq	$1, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -5005,21 +5008,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
 	vmovdqa	704(%rdi,%r8,1), %xmm2
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	720(%rdi,%r8,1), %xmm3
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	736(%rdi,%r8,1), %xmm4
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	752(%rdi,%r8,1), %xmm5
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	768(%rdi,%r8,1), %xmm6
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	800(%rdi,%r8,1), %xmm8
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -5162,9 +5165,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -5201,30 +5216,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm8, %xmm8
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5561,7 +5576,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -5584,30 +5599,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm7
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpshufd	$78, %xmm7, %xmm0
 	vmovdqa	736(%rdi,%r8,1), %xmm4
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpxor	%xmm7, %xmm0, %xmm0
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
@@ -5831,9 +5846,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -5888,42 +5915,42 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqu	-96(%rcx), %xmm0
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm3, %xmm3
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm13, %xmm13
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm14
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm0
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 416(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vmovdqu	-80(%rcx), %xmm13
-	vpxor	672(%rdi), %xmm8, %xmm8
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -6414,7 +6441,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -6830,21 +6857,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
 	vmovdqa	704(%rdi,%r8,1), %xmm2
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	720(%rdi,%r8,1), %xmm3
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	736(%rdi,%r8,1), %xmm4
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	752(%rdi,%r8,1), %xmm5
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	768(%rdi,%r8,1), %xmm6
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	800(%rdi,%r8,1), %xmm8
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -6951,9 +6978,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -6990,30 +7029,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm8, %xmm8
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -7278,7 +7317,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7301,34 +7340,34 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm5
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
 	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpshufd	$78, %xmm5, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm5, %xmm0, %xmm0
 	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqu	-112(%rcx), %xmm0
 	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpshufd	$78, %xmm0, %xmm13
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm13, %xmm13
 	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm9
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpxor	%xmm9, %xmm10, %xmm10
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm13
@@ -7512,9 +7551,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
@@ -7574,45 +7625,45 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm0
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqu	-80(%rcx), %xmm0
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 432(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqu	-64(%rcx), %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -8023,7 +8074,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -8403,21 +8454,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
 	vmovdqa	704(%rdi,%r8,1), %xmm2
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	720(%rdi,%r8,1), %xmm3
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	736(%rdi,%r8,1), %xmm4
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	752(%rdi,%r8,1), %xmm5
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	768(%rdi,%r8,1), %xmm6
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	800(%rdi,%r8,1), %xmm8
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -8542,9 +8593,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -8581,30 +8644,30 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm8, %xmm8
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -8905,7 +8968,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -8928,32 +8991,32 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm6
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	720(%rdi,%r8,1), %xmm3
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpshufd	$78, %xmm6, %xmm0
 	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpxor	%xmm6, %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqu	-112(%rcx), %xmm13
 	vmovdqa	784(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm14, %xmm14
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
@@ -9157,9 +9220,21 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -9216,44 +9291,44 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpshufd	$78, %xmm13, %xmm0
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpxor	%xmm13, %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpclmulqdq	$0, 416(%rdi), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqu	-80(%rcx), %xmm13
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpxor	672(%rdi), %xmm8, %xmm8
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -9704,7 +9779,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -10260,30 +10335,30 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm7
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpshufd	$78, %xmm7, %xmm0
 	vmovdqa	736(%rdi,%r8,1), %xmm4
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpxor	%xmm7, %xmm0, %xmm0
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
@@ -10507,9 +10582,21 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r1_decrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -10564,42 +10651,42 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqu	32(%rsi), %xmm0
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm3, %xmm3
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm13, %xmm13
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm14
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm0
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 416(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vmovdqu	48(%rsi), %xmm13
-	vpxor	672(%rdi), %xmm8, %xmm8
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -11090,7 +11177,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -11416,34 +11503,34 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm5
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
 	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpshufd	$78, %xmm5, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm5, %xmm0, %xmm0
 	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqu	16(%rsi), %xmm0
 	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpshufd	$78, %xmm0, %xmm13
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm13, %xmm13
 	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm9
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpxor	%xmm9, %xmm10, %xmm10
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm13
@@ -11627,9 +11714,21 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
@@ -11689,45 +11788,45 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm0
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqu	48(%rsi), %xmm0
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 432(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqu	64(%rsi), %xmm13
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -12138,7 +12237,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -12428,32 +12527,32 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqu	(%rsi), %xmm6
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	720(%rdi,%r8,1), %xmm3
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpshufd	$78, %xmm6, %xmm0
 	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpxor	%xmm6, %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqu	16(%rsi), %xmm13
 	vmovdqa	784(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm14, %xmm14
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm0
@@ -12657,9 +12756,21 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -12716,44 +12827,44 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpshufd	$78, %xmm13, %xmm0
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpxor	%xmm13, %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpclmulqdq	$0, 416(%rdi), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqu	48(%rsi), %xmm13
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpshufd	$78, %xmm13, %xmm14
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpxor	672(%rdi), %xmm8, %xmm8
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -13204,7 +13315,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)

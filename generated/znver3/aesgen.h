@@ -267,8 +267,8 @@ int  aesgen_vaes256_gcm_none_finish_seal(void *ctx, uint8_t *tag, size_t tag_len
 int  aesgen_vaes256_gcm_none_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_vaes256_gcm_none_wipe(void *ctx);
 
-/* vaes256-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 5056 bytes */
-#define AESGEN_VAES256_GCM_R1_CTX_SIZE 5056
+/* vaes256-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 5120 bytes */
+#define AESGEN_VAES256_GCM_R1_CTX_SIZE 5120
 int  aesgen_vaes256_gcm_r1_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_vaes256_gcm_r1_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
@@ -282,8 +282,8 @@ int  aesgen_vaes256_gcm_r1_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
 int  aesgen_vaes256_gcm_r1_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_vaes256_gcm_r1_wipe(void *ctx);
 
-/* vaes256-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 5056 bytes */
-#define AESGEN_VAES256_GCM_R2_CTX_SIZE 5056
+/* vaes256-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 5120 bytes */
+#define AESGEN_VAES256_GCM_R2_CTX_SIZE 5120
 int  aesgen_vaes256_gcm_r2_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_vaes256_gcm_r2_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);

@@ -2012,18 +2012,39 @@ aesgen_table_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_table_face_r2_xor_stream_outside_run
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_table_face_r2_xor_stream_single_fast
+.Laesgen_table_face_r2_xor_stream_outside_run:
 	jmp	.Laesgen_table_face_r2_xor_stream_fill_block128
 .Laesgen_table_face_r2_xor_stream_fill128:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_table_face_r2_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_table_face_r2_xor_stream_fast
+.Laesgen_table_face_r2_xor_stream_outside_run_2:
 .Laesgen_table_face_r2_xor_stream_fill_block128:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_table_face_r2_xor_stream_spent
+	subq	$1, 344(%rdi)
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -2544,6 +2565,492 @@ aesgen_table_face_r2_xor_stream:
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
 	jmp	.Laesgen_table_face_r2_xor_stream_end128
+.Laesgen_table_face_r2_xor_stream_spent:
+	movq	264(%rdi), %r9
+	bswapq	%r9
+	xorq	(%rdi), %r9
+	movl	%r9d, %r10d
+	shrq	$32, %r9
+	movq	%r8, %r11
+	bswapq	%r11
+	xorq	8(%rdi), %r11
+	movl	%r11d, %ebx
+	shrq	$32, %r11
+	movzbl	%r10b, %ebp
+	movl	(%rax,%rbp,4), %ebp
+	shrq	$8, %r10
+	movzbl	%r10b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r10
+	movzbl	%r10b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %ebp
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %r13d
+	movzbl	%bl, %r9d
+	xorl	(%rax,%r9,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	2048(%rax,%r9,4), %ebp
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r12d
+	movzbl	%r11b, %r9d
+	xorl	(%rax,%r9,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %r9d
+	xorl	1024(%rax,%r9,4), %r13d
+	shrq	$8, %r11
+	movzbl	%r11b, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %ebp
+	xorl	16(%rdi), %ebp
+	xorl	20(%rdi), %r10d
+	xorl	24(%rdi), %r13d
+	xorl	28(%rdi), %r12d
+	movzbl	%bpl, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r11d
+	movl	1024(%rax,%r11,4), %r11d
+	shrq	$8, %rbp
+	movzbl	%bpl, %ebx
+	movl	2048(%rax,%rbx,4), %ebx
+	shrq	$8, %rbp
+	movl	3072(%rax,%rbp,4), %ebp
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %ebp
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %ebx
+	movzbl	%r13b, %r10d
+	xorl	(%rax,%r10,4), %ebx
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	1024(%rax,%r10,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %r11d
+	movzbl	%r12b, %r10d
+	xorl	(%rax,%r10,4), %r11d
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	1024(%rax,%r10,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	2048(%rax,%r10,4), %ebp
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r9d
+	xorl	32(%rdi), %r9d
+	xorl	36(%rdi), %ebp
+	xorl	40(%rdi), %ebx
+	xorl	44(%rdi), %r11d
+	movzbl	%r9b, %r10d
+	movl	(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r9
+	movzbl	%r9b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r9
+	movl	3072(%rax,%r9,4), %r9d
+	movzbl	%bpl, %r14d
+	xorl	(%rax,%r14,4), %r9d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r14d
+	xorl	1024(%rax,%r14,4), %r10d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r13d
+	movzbl	%bl, %ebp
+	xorl	(%rax,%rbp,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %ebp
+	xorl	1024(%rax,%rbp,4), %r9d
+	shrq	$8, %rbx
+	movzbl	%bl, %ebp
+	xorl	2048(%rax,%rbp,4), %r10d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r12d
+	movzbl	%r11b, %ebx
+	xorl	(%rax,%rbx,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %ebx
+	xorl	1024(%rax,%rbx,4), %r13d
+	shrq	$8, %r11
+	movzbl	%r11b, %ebx
+	xorl	2048(%rax,%rbx,4), %r9d
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %r10d
+	xorl	48(%rdi), %r10d
+	xorl	52(%rdi), %r9d
+	xorl	56(%rdi), %r13d
+	xorl	60(%rdi), %r12d
+	movzbl	%r10b, %r11d
+	movl	(%rax,%r11,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r10
+	movzbl	%r10b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %r11d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %ebp
+	movzbl	%r13b, %r9d
+	xorl	(%rax,%r9,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	2048(%rax,%r9,4), %r11d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r9d
+	xorl	(%rax,%r9,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	1024(%rax,%r9,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r11d
+	xorl	64(%rdi), %r11d
+	xorl	68(%rdi), %r10d
+	xorl	72(%rdi), %ebp
+	xorl	76(%rdi), %ebx
+	movzbl	%r11b, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r11
+	movl	3072(%rax,%r11,4), %r11d
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %r13d
+	movzbl	%bpl, %r10d
+	xorl	(%rax,%r10,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r10d
+	xorl	1024(%rax,%r10,4), %r11d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r10d
+	xorl	(%rax,%r10,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r10d
+	xorl	1024(%rax,%r10,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r10d
+	xorl	2048(%rax,%r10,4), %r11d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r9d
+	xorl	80(%rdi), %r9d
+	xorl	84(%rdi), %r11d
+	xorl	88(%rdi), %r13d
+	xorl	92(%rdi), %r12d
+	movzbl	%r9b, %r10d
+	movl	(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r9
+	movzbl	%r9b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r9
+	movl	3072(%rax,%r9,4), %r9d
+	movzbl	%r11b, %r14d
+	xorl	(%rax,%r14,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	1024(%rax,%r14,4), %r10d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %ebp
+	movzbl	%r13b, %r11d
+	xorl	(%rax,%r11,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r11d
+	xorl	1024(%rax,%r11,4), %r9d
+	shrq	$8, %r13
+	movzbl	%r13b, %r11d
+	xorl	2048(%rax,%r11,4), %r10d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r11d
+	xorl	(%rax,%r11,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r11d
+	xorl	1024(%rax,%r11,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r11d
+	xorl	2048(%rax,%r11,4), %r9d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r10d
+	xorl	96(%rdi), %r10d
+	xorl	100(%rdi), %r9d
+	xorl	104(%rdi), %ebp
+	xorl	108(%rdi), %ebx
+	movzbl	%r10b, %r11d
+	movl	(%rax,%r11,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r10
+	movzbl	%r10b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %r11d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %r13d
+	movzbl	%bpl, %r9d
+	xorl	(%rax,%r9,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r9d
+	xorl	2048(%rax,%r9,4), %r11d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r9d
+	xorl	(%rax,%r9,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	1024(%rax,%r9,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r11d
+	xorl	112(%rdi), %r11d
+	xorl	116(%rdi), %r10d
+	xorl	120(%rdi), %r13d
+	xorl	124(%rdi), %r12d
+	movzbl	%r11b, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r11
+	movzbl	%r11b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r11
+	movl	3072(%rax,%r11,4), %r11d
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %ebp
+	movzbl	%r13b, %r10d
+	xorl	(%rax,%r10,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	1024(%rax,%r10,4), %r11d
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r10d
+	xorl	(%rax,%r10,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	1024(%rax,%r10,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	2048(%rax,%r10,4), %r11d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r9d
+	xorl	128(%rdi), %r9d
+	xorl	132(%rdi), %r11d
+	xorl	136(%rdi), %ebp
+	xorl	140(%rdi), %ebx
+	movzbl	%r9b, %r10d
+	movl	(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r9
+	movzbl	%r9b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r9
+	movl	3072(%rax,%r9,4), %r9d
+	movzbl	%r11b, %r14d
+	xorl	(%rax,%r14,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	1024(%rax,%r14,4), %r10d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %r13d
+	movzbl	%bpl, %r11d
+	xorl	(%rax,%r11,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r11d
+	xorl	1024(%rax,%r11,4), %r9d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r11d
+	xorl	2048(%rax,%r11,4), %r10d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r11d
+	xorl	(%rax,%r11,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r11d
+	xorl	1024(%rax,%r11,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r11d
+	xorl	2048(%rax,%r11,4), %r9d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r10d
+	xorl	144(%rdi), %r10d
+	xorl	148(%rdi), %r9d
+	xorl	152(%rdi), %r13d
+	xorl	156(%rdi), %r12d
+	movzbl	%r10b, %r11d
+	movl	4096(%rax,%r11,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %ebx
+	movl	5120(%rax,%rbx,4), %ebx
+	shrq	$8, %r10
+	movzbl	%r10b, %ebp
+	movl	6144(%rax,%rbp,4), %ebp
+	shrq	$8, %r10
+	movl	7168(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	4096(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	5120(%rax,%r14,4), %r11d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	6144(%rax,%r14,4), %ebx
+	shrq	$8, %r9
+	xorl	7168(%rax,%r9,4), %ebp
+	movzbl	%r13b, %r9d
+	xorl	4096(%rax,%r9,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	5120(%rax,%r9,4), %r10d
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	6144(%rax,%r9,4), %r11d
+	shrq	$8, %r13
+	xorl	7168(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r9d
+	xorl	4096(%rax,%r9,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	5120(%rax,%r9,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	6144(%rax,%r9,4), %r10d
+	shrq	$8, %r12
+	xorl	7168(%rax,%r12,4), %r11d
+	xorl	160(%rdi), %r11d
+	xorl	164(%rdi), %r10d
+	xorl	168(%rdi), %ebp
+	xorl	172(%rdi), %ebx
+	cmpq	$16, %rcx
+	jb	.Laesgen_table_face_r2_xor_stream_spent_partial
+	xorl	(%rdx), %r11d
+	movl	%r11d, (%rdx,%rsi,1)
+	xorl	4(%rdx), %r10d
+	movl	%r10d, 4(%rdx,%rsi,1)
+	xorl	8(%rdx), %ebp
+	movl	%ebp, 8(%rdx,%rsi,1)
+	xorl	12(%rdx), %ebx
+	movl	%ebx, 12(%rdx,%rsi,1)
+	addq	$1, %r8
+	adcq	$0, 264(%rdi)
+	addq	$16, %rdx
+	subq	$16, %rcx
+	jmp	.Laesgen_table_face_r2_xor_stream_top128
+.Laesgen_table_face_r2_xor_stream_spent_partial:
+	movl	%r11d, 272(%rdi)
+	movl	%r10d, 276(%rdi)
+	movl	%ebp, 280(%rdi)
+	movl	%ebx, 284(%rdi)
+	addq	$1, %r8
+	adcq	$0, 264(%rdi)
+	leaq	(%rdx,%rsi,1), %rax
+	xorl	%esi, %esi
+.Laesgen_table_face_r2_xor_stream_partial_byte_3:
+	movzbl	272(%rdi,%rsi,1), %r9d
+	xorb	(%rdx,%rsi,1), %r9b
+	movb	%r9b, (%rax,%rsi,1)
+	incq	%rsi
+	cmpq	%rcx, %rsi
+	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_3
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_table_face_r2_xor_stream_end128
 .Laesgen_table_face_r2_xor_stream_end128:
 	movq	%r8, 256(%rdi)
 	jmp	.Laesgen_table_face_r2_xor_stream_return
@@ -2677,6 +3184,7 @@ aesgen_table_face_r2_xor_stream:
 	movq	%r11, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_table_face_r2_xor_stream_window_ok
 .Laesgen_table_face_r2_xor_stream_window_ok:
 	movzbl	%r8b, %r9d
@@ -3620,13 +4128,13 @@ aesgen_table_face_r2_xor_stream:
 	adcq	$0, 264(%rdi)
 	leaq	(%rdx,%rsi,1), %rax
 	xorl	%esi, %esi
-.Laesgen_table_face_r2_xor_stream_partial_byte_3:
+.Laesgen_table_face_r2_xor_stream_partial_byte_4:
 	movzbl	272(%rdi,%rsi,1), %r9d
 	xorb	(%rdx,%rsi,1), %r9b
 	movb	%r9b, (%rax,%rsi,1)
 	incq	%rsi
 	cmpq	%rcx, %rsi
-	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_3
+	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_4
 	movq	$16, %r9
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
@@ -3635,18 +4143,39 @@ aesgen_table_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_table_face_r2_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_table_face_r2_xor_stream_single_fast_2
+.Laesgen_table_face_r2_xor_stream_outside_run_3:
 	jmp	.Laesgen_table_face_r2_xor_stream_fill_block192
 .Laesgen_table_face_r2_xor_stream_fill192:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_table_face_r2_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_table_face_r2_xor_stream_fast_2
+.Laesgen_table_face_r2_xor_stream_outside_run_4:
 .Laesgen_table_face_r2_xor_stream_fill_block192:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_table_face_r2_xor_stream_spent_2
+	subq	$1, 344(%rdi)
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -4244,13 +4773,587 @@ aesgen_table_face_r2_xor_stream:
 	adcq	$0, 264(%rdi)
 	leaq	(%rdx,%rsi,1), %rax
 	xorl	%esi, %esi
-.Laesgen_table_face_r2_xor_stream_partial_byte_4:
+.Laesgen_table_face_r2_xor_stream_partial_byte_5:
 	movzbl	272(%rdi,%rsi,1), %r9d
 	xorb	(%rdx,%rsi,1), %r9b
 	movb	%r9b, (%rax,%rsi,1)
 	incq	%rsi
 	cmpq	%rcx, %rsi
-	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_4
+	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_5
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_table_face_r2_xor_stream_end192
+.Laesgen_table_face_r2_xor_stream_spent_2:
+	movq	264(%rdi), %r9
+	bswapq	%r9
+	xorq	(%rdi), %r9
+	movl	%r9d, %r10d
+	shrq	$32, %r9
+	movq	%r8, %r11
+	bswapq	%r11
+	xorq	8(%rdi), %r11
+	movl	%r11d, %ebx
+	shrq	$32, %r11
+	movzbl	%r10b, %ebp
+	movl	(%rax,%rbp,4), %ebp
+	shrq	$8, %r10
+	movzbl	%r10b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r10
+	movzbl	%r10b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %ebp
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %r13d
+	movzbl	%bl, %r9d
+	xorl	(%rax,%r9,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	2048(%rax,%r9,4), %ebp
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r12d
+	movzbl	%r11b, %r9d
+	xorl	(%rax,%r9,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %r9d
+	xorl	1024(%rax,%r9,4), %r13d
+	shrq	$8, %r11
+	movzbl	%r11b, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %ebp
+	xorl	16(%rdi), %ebp
+	xorl	20(%rdi), %r10d
+	xorl	24(%rdi), %r13d
+	xorl	28(%rdi), %r12d
+	movzbl	%bpl, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r11d
+	movl	1024(%rax,%r11,4), %r11d
+	shrq	$8, %rbp
+	movzbl	%bpl, %ebx
+	movl	2048(%rax,%rbx,4), %ebx
+	shrq	$8, %rbp
+	movl	3072(%rax,%rbp,4), %ebp
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %ebp
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %ebx
+	movzbl	%r13b, %r10d
+	xorl	(%rax,%r10,4), %ebx
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	1024(%rax,%r10,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %r11d
+	movzbl	%r12b, %r10d
+	xorl	(%rax,%r10,4), %r11d
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	1024(%rax,%r10,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	2048(%rax,%r10,4), %ebp
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r9d
+	xorl	32(%rdi), %r9d
+	xorl	36(%rdi), %ebp
+	xorl	40(%rdi), %ebx
+	xorl	44(%rdi), %r11d
+	movzbl	%r9b, %r10d
+	movl	(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r9
+	movzbl	%r9b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r9
+	movl	3072(%rax,%r9,4), %r9d
+	movzbl	%bpl, %r14d
+	xorl	(%rax,%r14,4), %r9d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r14d
+	xorl	1024(%rax,%r14,4), %r10d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r13d
+	movzbl	%bl, %ebp
+	xorl	(%rax,%rbp,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %ebp
+	xorl	1024(%rax,%rbp,4), %r9d
+	shrq	$8, %rbx
+	movzbl	%bl, %ebp
+	xorl	2048(%rax,%rbp,4), %r10d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r12d
+	movzbl	%r11b, %ebx
+	xorl	(%rax,%rbx,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %ebx
+	xorl	1024(%rax,%rbx,4), %r13d
+	shrq	$8, %r11
+	movzbl	%r11b, %ebx
+	xorl	2048(%rax,%rbx,4), %r9d
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %r10d
+	xorl	48(%rdi), %r10d
+	xorl	52(%rdi), %r9d
+	xorl	56(%rdi), %r13d
+	xorl	60(%rdi), %r12d
+	movzbl	%r10b, %r11d
+	movl	(%rax,%r11,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r10
+	movzbl	%r10b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %r11d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %ebp
+	movzbl	%r13b, %r9d
+	xorl	(%rax,%r9,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	2048(%rax,%r9,4), %r11d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r9d
+	xorl	(%rax,%r9,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	1024(%rax,%r9,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r11d
+	xorl	64(%rdi), %r11d
+	xorl	68(%rdi), %r10d
+	xorl	72(%rdi), %ebp
+	xorl	76(%rdi), %ebx
+	movzbl	%r11b, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r11
+	movl	3072(%rax,%r11,4), %r11d
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %r13d
+	movzbl	%bpl, %r10d
+	xorl	(%rax,%r10,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r10d
+	xorl	1024(%rax,%r10,4), %r11d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r10d
+	xorl	(%rax,%r10,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r10d
+	xorl	1024(%rax,%r10,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r10d
+	xorl	2048(%rax,%r10,4), %r11d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r9d
+	xorl	80(%rdi), %r9d
+	xorl	84(%rdi), %r11d
+	xorl	88(%rdi), %r13d
+	xorl	92(%rdi), %r12d
+	movzbl	%r9b, %r10d
+	movl	(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r9
+	movzbl	%r9b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r9
+	movl	3072(%rax,%r9,4), %r9d
+	movzbl	%r11b, %r14d
+	xorl	(%rax,%r14,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	1024(%rax,%r14,4), %r10d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %ebp
+	movzbl	%r13b, %r11d
+	xorl	(%rax,%r11,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r11d
+	xorl	1024(%rax,%r11,4), %r9d
+	shrq	$8, %r13
+	movzbl	%r13b, %r11d
+	xorl	2048(%rax,%r11,4), %r10d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r11d
+	xorl	(%rax,%r11,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r11d
+	xorl	1024(%rax,%r11,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r11d
+	xorl	2048(%rax,%r11,4), %r9d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r10d
+	xorl	96(%rdi), %r10d
+	xorl	100(%rdi), %r9d
+	xorl	104(%rdi), %ebp
+	xorl	108(%rdi), %ebx
+	movzbl	%r10b, %r11d
+	movl	(%rax,%r11,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r10
+	movzbl	%r10b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %r11d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %r13d
+	movzbl	%bpl, %r9d
+	xorl	(%rax,%r9,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r9d
+	xorl	2048(%rax,%r9,4), %r11d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r9d
+	xorl	(%rax,%r9,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	1024(%rax,%r9,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r11d
+	xorl	112(%rdi), %r11d
+	xorl	116(%rdi), %r10d
+	xorl	120(%rdi), %r13d
+	xorl	124(%rdi), %r12d
+	movzbl	%r11b, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r11
+	movzbl	%r11b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r11
+	movl	3072(%rax,%r11,4), %r11d
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %ebp
+	movzbl	%r13b, %r10d
+	xorl	(%rax,%r10,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	1024(%rax,%r10,4), %r11d
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r10d
+	xorl	(%rax,%r10,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	1024(%rax,%r10,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	2048(%rax,%r10,4), %r11d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r9d
+	xorl	128(%rdi), %r9d
+	xorl	132(%rdi), %r11d
+	xorl	136(%rdi), %ebp
+	xorl	140(%rdi), %ebx
+	movzbl	%r9b, %r10d
+	movl	(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r9
+	movzbl	%r9b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r9
+	movl	3072(%rax,%r9,4), %r9d
+	movzbl	%r11b, %r14d
+	xorl	(%rax,%r14,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	1024(%rax,%r14,4), %r10d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %r13d
+	movzbl	%bpl, %r11d
+	xorl	(%rax,%r11,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r11d
+	xorl	1024(%rax,%r11,4), %r9d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r11d
+	xorl	2048(%rax,%r11,4), %r10d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r11d
+	xorl	(%rax,%r11,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r11d
+	xorl	1024(%rax,%r11,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r11d
+	xorl	2048(%rax,%r11,4), %r9d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r10d
+	xorl	144(%rdi), %r10d
+	xorl	148(%rdi), %r9d
+	xorl	152(%rdi), %r13d
+	xorl	156(%rdi), %r12d
+	movzbl	%r10b, %r11d
+	movl	(%rax,%r11,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r10
+	movzbl	%r10b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %r11d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %ebp
+	movzbl	%r13b, %r9d
+	xorl	(%rax,%r9,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	2048(%rax,%r9,4), %r11d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r9d
+	xorl	(%rax,%r9,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	1024(%rax,%r9,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r11d
+	xorl	160(%rdi), %r11d
+	xorl	164(%rdi), %r10d
+	xorl	168(%rdi), %ebp
+	xorl	172(%rdi), %ebx
+	movzbl	%r11b, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r11
+	movl	3072(%rax,%r11,4), %r11d
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %r13d
+	movzbl	%bpl, %r10d
+	xorl	(%rax,%r10,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r10d
+	xorl	1024(%rax,%r10,4), %r11d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r10d
+	xorl	(%rax,%r10,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r10d
+	xorl	1024(%rax,%r10,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r10d
+	xorl	2048(%rax,%r10,4), %r11d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r9d
+	xorl	176(%rdi), %r9d
+	xorl	180(%rdi), %r11d
+	xorl	184(%rdi), %r13d
+	xorl	188(%rdi), %r12d
+	movzbl	%r9b, %r10d
+	movl	4096(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %ebx
+	movl	5120(%rax,%rbx,4), %ebx
+	shrq	$8, %r9
+	movzbl	%r9b, %ebp
+	movl	6144(%rax,%rbp,4), %ebp
+	shrq	$8, %r9
+	movl	7168(%rax,%r9,4), %r9d
+	movzbl	%r11b, %r14d
+	xorl	4096(%rax,%r14,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	5120(%rax,%r14,4), %r10d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	6144(%rax,%r14,4), %ebx
+	shrq	$8, %r11
+	xorl	7168(%rax,%r11,4), %ebp
+	movzbl	%r13b, %r11d
+	xorl	4096(%rax,%r11,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r11d
+	xorl	5120(%rax,%r11,4), %r9d
+	shrq	$8, %r13
+	movzbl	%r13b, %r11d
+	xorl	6144(%rax,%r11,4), %r10d
+	shrq	$8, %r13
+	xorl	7168(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r11d
+	xorl	4096(%rax,%r11,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r11d
+	xorl	5120(%rax,%r11,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r11d
+	xorl	6144(%rax,%r11,4), %r9d
+	shrq	$8, %r12
+	xorl	7168(%rax,%r12,4), %r10d
+	xorl	192(%rdi), %r10d
+	xorl	196(%rdi), %r9d
+	xorl	200(%rdi), %ebp
+	xorl	204(%rdi), %ebx
+	cmpq	$16, %rcx
+	jb	.Laesgen_table_face_r2_xor_stream_spent_partial_2
+	xorl	(%rdx), %r10d
+	movl	%r10d, (%rdx,%rsi,1)
+	xorl	4(%rdx), %r9d
+	movl	%r9d, 4(%rdx,%rsi,1)
+	xorl	8(%rdx), %ebp
+	movl	%ebp, 8(%rdx,%rsi,1)
+	xorl	12(%rdx), %ebx
+	movl	%ebx, 12(%rdx,%rsi,1)
+	addq	$1, %r8
+	adcq	$0, 264(%rdi)
+	addq	$16, %rdx
+	subq	$16, %rcx
+	jmp	.Laesgen_table_face_r2_xor_stream_top192
+.Laesgen_table_face_r2_xor_stream_spent_partial_2:
+	movl	%r10d, 272(%rdi)
+	movl	%r9d, 276(%rdi)
+	movl	%ebp, 280(%rdi)
+	movl	%ebx, 284(%rdi)
+	addq	$1, %r8
+	adcq	$0, 264(%rdi)
+	leaq	(%rdx,%rsi,1), %rax
+	xorl	%esi, %esi
+.Laesgen_table_face_r2_xor_stream_partial_byte_6:
+	movzbl	272(%rdi,%rsi,1), %r9d
+	xorb	(%rdx,%rsi,1), %r9b
+	movb	%r9b, (%rax,%rsi,1)
+	incq	%rsi
+	cmpq	%rcx, %rsi
+	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_6
 	movq	$16, %r9
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
@@ -4388,6 +5491,7 @@ aesgen_table_face_r2_xor_stream:
 	movq	%r11, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_table_face_r2_xor_stream_window_ok_2
 .Laesgen_table_face_r2_xor_stream_window_ok_2:
 	movzbl	%r8b, %r9d
@@ -5507,13 +6611,13 @@ aesgen_table_face_r2_xor_stream:
 	adcq	$0, 264(%rdi)
 	leaq	(%rdx,%rsi,1), %rax
 	xorl	%esi, %esi
-.Laesgen_table_face_r2_xor_stream_partial_byte_5:
+.Laesgen_table_face_r2_xor_stream_partial_byte_7:
 	movzbl	272(%rdi,%rsi,1), %r9d
 	xorb	(%rdx,%rsi,1), %r9b
 	movb	%r9b, (%rax,%rsi,1)
 	incq	%rsi
 	cmpq	%rcx, %rsi
-	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_5
+	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_7
 	movq	$16, %r9
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
@@ -5522,18 +6626,39 @@ aesgen_table_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_table_face_r2_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_table_face_r2_xor_stream_single_fast_3
+.Laesgen_table_face_r2_xor_stream_outside_run_5:
 	jmp	.Laesgen_table_face_r2_xor_stream_fill_block256
 .Laesgen_table_face_r2_xor_stream_fill256:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_table_face_r2_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_table_face_r2_xor_stream_fast_3
+.Laesgen_table_face_r2_xor_stream_outside_run_6:
 .Laesgen_table_face_r2_xor_stream_fill_block256:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_table_face_r2_xor_stream_spent_3
+	subq	$1, 344(%rdi)
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -6219,13 +7344,675 @@ aesgen_table_face_r2_xor_stream:
 	adcq	$0, 264(%rdi)
 	leaq	(%rdx,%rsi,1), %rax
 	xorl	%esi, %esi
-.Laesgen_table_face_r2_xor_stream_partial_byte_6:
+.Laesgen_table_face_r2_xor_stream_partial_byte_8:
 	movzbl	272(%rdi,%rsi,1), %r9d
 	xorb	(%rdx,%rsi,1), %r9b
 	movb	%r9b, (%rax,%rsi,1)
 	incq	%rsi
 	cmpq	%rcx, %rsi
-	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_6
+	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_8
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_table_face_r2_xor_stream_end256
+.Laesgen_table_face_r2_xor_stream_spent_3:
+	movq	264(%rdi), %r9
+	bswapq	%r9
+	xorq	(%rdi), %r9
+	movl	%r9d, %r10d
+	shrq	$32, %r9
+	movq	%r8, %r11
+	bswapq	%r11
+	xorq	8(%rdi), %r11
+	movl	%r11d, %ebx
+	shrq	$32, %r11
+	movzbl	%r10b, %ebp
+	movl	(%rax,%rbp,4), %ebp
+	shrq	$8, %r10
+	movzbl	%r10b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r10
+	movzbl	%r10b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %ebp
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %r13d
+	movzbl	%bl, %r9d
+	xorl	(%rax,%r9,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	2048(%rax,%r9,4), %ebp
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r12d
+	movzbl	%r11b, %r9d
+	xorl	(%rax,%r9,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %r9d
+	xorl	1024(%rax,%r9,4), %r13d
+	shrq	$8, %r11
+	movzbl	%r11b, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %ebp
+	xorl	16(%rdi), %ebp
+	xorl	20(%rdi), %r10d
+	xorl	24(%rdi), %r13d
+	xorl	28(%rdi), %r12d
+	movzbl	%bpl, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r11d
+	movl	1024(%rax,%r11,4), %r11d
+	shrq	$8, %rbp
+	movzbl	%bpl, %ebx
+	movl	2048(%rax,%rbx,4), %ebx
+	shrq	$8, %rbp
+	movl	3072(%rax,%rbp,4), %ebp
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %ebp
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %ebx
+	movzbl	%r13b, %r10d
+	xorl	(%rax,%r10,4), %ebx
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	1024(%rax,%r10,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %r11d
+	movzbl	%r12b, %r10d
+	xorl	(%rax,%r10,4), %r11d
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	1024(%rax,%r10,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	2048(%rax,%r10,4), %ebp
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r9d
+	xorl	32(%rdi), %r9d
+	xorl	36(%rdi), %ebp
+	xorl	40(%rdi), %ebx
+	xorl	44(%rdi), %r11d
+	movzbl	%r9b, %r10d
+	movl	(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r9
+	movzbl	%r9b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r9
+	movl	3072(%rax,%r9,4), %r9d
+	movzbl	%bpl, %r14d
+	xorl	(%rax,%r14,4), %r9d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r14d
+	xorl	1024(%rax,%r14,4), %r10d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r13d
+	movzbl	%bl, %ebp
+	xorl	(%rax,%rbp,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %ebp
+	xorl	1024(%rax,%rbp,4), %r9d
+	shrq	$8, %rbx
+	movzbl	%bl, %ebp
+	xorl	2048(%rax,%rbp,4), %r10d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r12d
+	movzbl	%r11b, %ebx
+	xorl	(%rax,%rbx,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %ebx
+	xorl	1024(%rax,%rbx,4), %r13d
+	shrq	$8, %r11
+	movzbl	%r11b, %ebx
+	xorl	2048(%rax,%rbx,4), %r9d
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %r10d
+	xorl	48(%rdi), %r10d
+	xorl	52(%rdi), %r9d
+	xorl	56(%rdi), %r13d
+	xorl	60(%rdi), %r12d
+	movzbl	%r10b, %r11d
+	movl	(%rax,%r11,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r10
+	movzbl	%r10b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %r11d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %ebp
+	movzbl	%r13b, %r9d
+	xorl	(%rax,%r9,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	2048(%rax,%r9,4), %r11d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r9d
+	xorl	(%rax,%r9,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	1024(%rax,%r9,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r11d
+	xorl	64(%rdi), %r11d
+	xorl	68(%rdi), %r10d
+	xorl	72(%rdi), %ebp
+	xorl	76(%rdi), %ebx
+	movzbl	%r11b, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r11
+	movl	3072(%rax,%r11,4), %r11d
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %r13d
+	movzbl	%bpl, %r10d
+	xorl	(%rax,%r10,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r10d
+	xorl	1024(%rax,%r10,4), %r11d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r10d
+	xorl	(%rax,%r10,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r10d
+	xorl	1024(%rax,%r10,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r10d
+	xorl	2048(%rax,%r10,4), %r11d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r9d
+	xorl	80(%rdi), %r9d
+	xorl	84(%rdi), %r11d
+	xorl	88(%rdi), %r13d
+	xorl	92(%rdi), %r12d
+	movzbl	%r9b, %r10d
+	movl	(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r9
+	movzbl	%r9b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r9
+	movl	3072(%rax,%r9,4), %r9d
+	movzbl	%r11b, %r14d
+	xorl	(%rax,%r14,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	1024(%rax,%r14,4), %r10d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %ebp
+	movzbl	%r13b, %r11d
+	xorl	(%rax,%r11,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r11d
+	xorl	1024(%rax,%r11,4), %r9d
+	shrq	$8, %r13
+	movzbl	%r13b, %r11d
+	xorl	2048(%rax,%r11,4), %r10d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r11d
+	xorl	(%rax,%r11,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r11d
+	xorl	1024(%rax,%r11,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r11d
+	xorl	2048(%rax,%r11,4), %r9d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r10d
+	xorl	96(%rdi), %r10d
+	xorl	100(%rdi), %r9d
+	xorl	104(%rdi), %ebp
+	xorl	108(%rdi), %ebx
+	movzbl	%r10b, %r11d
+	movl	(%rax,%r11,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r10
+	movzbl	%r10b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %r11d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %r13d
+	movzbl	%bpl, %r9d
+	xorl	(%rax,%r9,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r9d
+	xorl	2048(%rax,%r9,4), %r11d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r9d
+	xorl	(%rax,%r9,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	1024(%rax,%r9,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r11d
+	xorl	112(%rdi), %r11d
+	xorl	116(%rdi), %r10d
+	xorl	120(%rdi), %r13d
+	xorl	124(%rdi), %r12d
+	movzbl	%r11b, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r11
+	movzbl	%r11b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r11
+	movl	3072(%rax,%r11,4), %r11d
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %ebp
+	movzbl	%r13b, %r10d
+	xorl	(%rax,%r10,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	1024(%rax,%r10,4), %r11d
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r10d
+	xorl	(%rax,%r10,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	1024(%rax,%r10,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	2048(%rax,%r10,4), %r11d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r9d
+	xorl	128(%rdi), %r9d
+	xorl	132(%rdi), %r11d
+	xorl	136(%rdi), %ebp
+	xorl	140(%rdi), %ebx
+	movzbl	%r9b, %r10d
+	movl	(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r9
+	movzbl	%r9b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r9
+	movl	3072(%rax,%r9,4), %r9d
+	movzbl	%r11b, %r14d
+	xorl	(%rax,%r14,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	1024(%rax,%r14,4), %r10d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %r13d
+	movzbl	%bpl, %r11d
+	xorl	(%rax,%r11,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r11d
+	xorl	1024(%rax,%r11,4), %r9d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r11d
+	xorl	2048(%rax,%r11,4), %r10d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r11d
+	xorl	(%rax,%r11,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r11d
+	xorl	1024(%rax,%r11,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r11d
+	xorl	2048(%rax,%r11,4), %r9d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r10d
+	xorl	144(%rdi), %r10d
+	xorl	148(%rdi), %r9d
+	xorl	152(%rdi), %r13d
+	xorl	156(%rdi), %r12d
+	movzbl	%r10b, %r11d
+	movl	(%rax,%r11,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r10
+	movzbl	%r10b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %r11d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %ebp
+	movzbl	%r13b, %r9d
+	xorl	(%rax,%r9,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %r13
+	movzbl	%r13b, %r9d
+	xorl	2048(%rax,%r9,4), %r11d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r9d
+	xorl	(%rax,%r9,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	1024(%rax,%r9,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r11d
+	xorl	160(%rdi), %r11d
+	xorl	164(%rdi), %r10d
+	xorl	168(%rdi), %ebp
+	xorl	172(%rdi), %ebx
+	movzbl	%r11b, %r9d
+	movl	(%rax,%r9,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r11
+	movzbl	%r11b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r11
+	movl	3072(%rax,%r11,4), %r11d
+	movzbl	%r10b, %r14d
+	xorl	(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	1024(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r10
+	xorl	3072(%rax,%r10,4), %r13d
+	movzbl	%bpl, %r10d
+	xorl	(%rax,%r10,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r10d
+	xorl	1024(%rax,%r10,4), %r11d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r10d
+	xorl	2048(%rax,%r10,4), %r9d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r10d
+	xorl	(%rax,%r10,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r10d
+	xorl	1024(%rax,%r10,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r10d
+	xorl	2048(%rax,%r10,4), %r11d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r9d
+	xorl	176(%rdi), %r9d
+	xorl	180(%rdi), %r11d
+	xorl	184(%rdi), %r13d
+	xorl	188(%rdi), %r12d
+	movzbl	%r9b, %r10d
+	movl	(%rax,%r10,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %ebx
+	movl	1024(%rax,%rbx,4), %ebx
+	shrq	$8, %r9
+	movzbl	%r9b, %ebp
+	movl	2048(%rax,%rbp,4), %ebp
+	shrq	$8, %r9
+	movl	3072(%rax,%r9,4), %r9d
+	movzbl	%r11b, %r14d
+	xorl	(%rax,%r14,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	1024(%rax,%r14,4), %r10d
+	shrq	$8, %r11
+	movzbl	%r11b, %r14d
+	xorl	2048(%rax,%r14,4), %ebx
+	shrq	$8, %r11
+	xorl	3072(%rax,%r11,4), %ebp
+	movzbl	%r13b, %r11d
+	xorl	(%rax,%r11,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r11d
+	xorl	1024(%rax,%r11,4), %r9d
+	shrq	$8, %r13
+	movzbl	%r13b, %r11d
+	xorl	2048(%rax,%r11,4), %r10d
+	shrq	$8, %r13
+	xorl	3072(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r11d
+	xorl	(%rax,%r11,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r11d
+	xorl	1024(%rax,%r11,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r11d
+	xorl	2048(%rax,%r11,4), %r9d
+	shrq	$8, %r12
+	xorl	3072(%rax,%r12,4), %r10d
+	xorl	192(%rdi), %r10d
+	xorl	196(%rdi), %r9d
+	xorl	200(%rdi), %ebp
+	xorl	204(%rdi), %ebx
+	movzbl	%r10b, %r11d
+	movl	(%rax,%r11,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r12d
+	movl	1024(%rax,%r12,4), %r12d
+	shrq	$8, %r10
+	movzbl	%r10b, %r13d
+	movl	2048(%rax,%r13,4), %r13d
+	shrq	$8, %r10
+	movl	3072(%rax,%r10,4), %r10d
+	movzbl	%r9b, %r14d
+	xorl	(%rax,%r14,4), %r10d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	1024(%rax,%r14,4), %r11d
+	shrq	$8, %r9
+	movzbl	%r9b, %r14d
+	xorl	2048(%rax,%r14,4), %r12d
+	shrq	$8, %r9
+	xorl	3072(%rax,%r9,4), %r13d
+	movzbl	%bpl, %r9d
+	xorl	(%rax,%r9,4), %r13d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r9d
+	xorl	1024(%rax,%r9,4), %r10d
+	shrq	$8, %rbp
+	movzbl	%bpl, %r9d
+	xorl	2048(%rax,%r9,4), %r11d
+	shrq	$8, %rbp
+	xorl	3072(%rax,%rbp,4), %r12d
+	movzbl	%bl, %r9d
+	xorl	(%rax,%r9,4), %r12d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	1024(%rax,%r9,4), %r13d
+	shrq	$8, %rbx
+	movzbl	%bl, %r9d
+	xorl	2048(%rax,%r9,4), %r10d
+	shrq	$8, %rbx
+	xorl	3072(%rax,%rbx,4), %r11d
+	xorl	208(%rdi), %r11d
+	xorl	212(%rdi), %r10d
+	xorl	216(%rdi), %r13d
+	xorl	220(%rdi), %r12d
+	movzbl	%r11b, %r9d
+	movl	4096(%rax,%r9,4), %r9d
+	shrq	$8, %r11
+	movzbl	%r11b, %ebx
+	movl	5120(%rax,%rbx,4), %ebx
+	shrq	$8, %r11
+	movzbl	%r11b, %ebp
+	movl	6144(%rax,%rbp,4), %ebp
+	shrq	$8, %r11
+	movl	7168(%rax,%r11,4), %r11d
+	movzbl	%r10b, %r14d
+	xorl	4096(%rax,%r14,4), %r11d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	5120(%rax,%r14,4), %r9d
+	shrq	$8, %r10
+	movzbl	%r10b, %r14d
+	xorl	6144(%rax,%r14,4), %ebx
+	shrq	$8, %r10
+	xorl	7168(%rax,%r10,4), %ebp
+	movzbl	%r13b, %r10d
+	xorl	4096(%rax,%r10,4), %ebp
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	5120(%rax,%r10,4), %r11d
+	shrq	$8, %r13
+	movzbl	%r13b, %r10d
+	xorl	6144(%rax,%r10,4), %r9d
+	shrq	$8, %r13
+	xorl	7168(%rax,%r13,4), %ebx
+	movzbl	%r12b, %r10d
+	xorl	4096(%rax,%r10,4), %ebx
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	5120(%rax,%r10,4), %ebp
+	shrq	$8, %r12
+	movzbl	%r12b, %r10d
+	xorl	6144(%rax,%r10,4), %r11d
+	shrq	$8, %r12
+	xorl	7168(%rax,%r12,4), %r9d
+	xorl	224(%rdi), %r9d
+	xorl	228(%rdi), %r11d
+	xorl	232(%rdi), %ebp
+	xorl	236(%rdi), %ebx
+	cmpq	$16, %rcx
+	jb	.Laesgen_table_face_r2_xor_stream_spent_partial_3
+	xorl	(%rdx), %r9d
+	movl	%r9d, (%rdx,%rsi,1)
+	xorl	4(%rdx), %r11d
+	movl	%r11d, 4(%rdx,%rsi,1)
+	xorl	8(%rdx), %ebp
+	movl	%ebp, 8(%rdx,%rsi,1)
+	xorl	12(%rdx), %ebx
+	movl	%ebx, 12(%rdx,%rsi,1)
+	addq	$1, %r8
+	adcq	$0, 264(%rdi)
+	addq	$16, %rdx
+	subq	$16, %rcx
+	jmp	.Laesgen_table_face_r2_xor_stream_top256
+.Laesgen_table_face_r2_xor_stream_spent_partial_3:
+	movl	%r9d, 272(%rdi)
+	movl	%r11d, 276(%rdi)
+	movl	%ebp, 280(%rdi)
+	movl	%ebx, 284(%rdi)
+	addq	$1, %r8
+	adcq	$0, 264(%rdi)
+	leaq	(%rdx,%rsi,1), %rax
+	xorl	%esi, %esi
+.Laesgen_table_face_r2_xor_stream_partial_byte_9:
+	movzbl	272(%rdi,%rsi,1), %r9d
+	xorb	(%rdx,%rsi,1), %r9b
+	movb	%r9b, (%rax,%rsi,1)
+	incq	%rsi
+	cmpq	%rcx, %rsi
+	jb	.Laesgen_table_face_r2_xor_stream_partial_byte_9
 	movq	$16, %r9
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
@@ -6363,6 +8150,7 @@ aesgen_table_face_r2_xor_stream:
 	movq	%r11, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_table_face_r2_xor_stream_window_ok_3
 .Laesgen_table_face_r2_xor_stream_window_ok_3:
 	movzbl	%r8b, %r9d

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 5120 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_r2_init   requires AESNI, PCLMULQDQ, AVX
@@ -46,7 +46,7 @@ aesgen_vaes256_gcm_r2_init:
 .Laesgen_vaes256_gcm_r2_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$79, %rcx
+	movq	$80, %rcx
 .Laesgen_vaes256_gcm_r2_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -1992,6 +1992,7 @@ aesgen_vaes256_gcm_r2_seal:
 	movq	%rdx, 904(%rbx)
 	movq	$0, 912(%rbx)
 	movq	$0, 920(%rbx)
+	movq	$1, 928(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_same_table
 .Laesgen_vaes256_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
@@ -3392,6 +3393,7 @@ aesgen_vaes256_gcm_r2_open:
 	movq	%rax, 904(%rbx)
 	movq	$0, 912(%rbx)
 	movq	$0, 920(%rbx)
+	movq	$1, 928(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_open_same_table
 .Laesgen_vaes256_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -4266,6 +4268,7 @@ aesgen_vaes256_gcm_r2_start:
 	movq	%rax, 904(%rdi)
 	movq	$0, 912(%rdi)
 	movq	$0, 920(%rdi)
+	movq	$1, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_start_same_table
 .Laesgen_vaes256_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -4990,7 +4993,7 @@ aesgen_vaes256_gcm_r2_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5056 bytes of the context.
+# wipe(ctx): zero all 5120 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_vaes256_gcm_r2_wipe
@@ -4999,7 +5002,7 @@ aesgen_vaes256_gcm_r2_finish_open:
 aesgen_vaes256_gcm_r2_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$79, %rax
+	movq	$80, %rax
 .Laesgen_vaes256_gcm_r2_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)
@@ -5162,22 +5165,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
-	vmovdqu	960(%rdi,%r8,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	992(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1024(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1056(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1088(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1120(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1152(%rdi,%r8,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1184(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -5311,9 +5314,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	912(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	920(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run
+	movq	$0xffff, 928(%rdi)
 	addq	$16, %rax
 	cmpq	920(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_256
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run:
+	cmpq	$0, 928(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_256
+	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -5359,30 +5374,30 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 960(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 992(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -5712,8 +5727,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 888(%rdi)
@@ -5734,34 +5749,34 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	960(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	992(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpshufd	$78, %ymm6, %ymm0
-	vmovdqu	1024(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1056(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	1088(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vmovdqu	1120(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1152(%rdi,%r8,1), %ymm8
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpshufd	$78, %ymm13, %ymm14
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm13, %ymm14, %ymm14
-	vmovdqu	1184(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm10, %ymm10
 	vbroadcasti128	48(%rdi), %ymm0
@@ -5980,9 +5995,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	912(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	920(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_2
+	movq	$0xffff, 928(%rdi)
 	addq	$16, %rax
 	cmpq	920(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_256
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_2:
+	cmpq	$0, 928(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_256
+	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -6052,43 +6079,43 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 960(%rdi,%rax,1)
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
-	vmovdqu	%ymm3, 992(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
 	vmovdqu	-160(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpshufd	$78, %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpxor	%ymm14, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	48(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -6577,8 +6604,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 888(%rdi)
@@ -7001,22 +7028,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
-	vmovdqu	960(%rdi,%r8,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	992(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1024(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1056(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1088(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1120(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1152(%rdi,%r8,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1184(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -7114,9 +7141,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	912(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	920(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_3
+	movq	$0xffff, 928(%rdi)
 	addq	$16, %rax
 	cmpq	920(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_128
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_3:
+	cmpq	$0, 928(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_128
+	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -7162,30 +7201,30 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 960(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 992(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -7443,8 +7482,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 888(%rdi)
@@ -7466,38 +7505,38 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqu	-256(%rcx), %ymm5
 	shlq	$4, %r8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
-	vmovdqu	960(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpshufd	$78, %ymm5, %ymm0
-	vmovdqu	992(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vmovdqu	1024(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vmovdqu	1056(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vmovdqu	-224(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	1088(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpshufd	$78, %ymm0, %ymm9
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm9, %ymm9
-	vmovdqu	1120(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
 	vpxor	%ymm8, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
-	vmovdqu	1152(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 544(%rdi), %ymm9, %ymm0
-	vmovdqu	1184(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vmovdqu	-192(%rcx), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
@@ -7675,9 +7714,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	912(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	920(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_4
+	movq	$0xffff, 928(%rdi)
 	addq	$16, %rax
 	cmpq	920(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_128
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_4:
+	cmpq	$0, 928(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_128
+	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -7754,46 +7805,46 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 960(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm3, 992(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 608(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vmovdqu	-128(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpshufd	$78, %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpclmulqdq	$0, 384(%rdi), %ymm0, %ymm14
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpclmulqdq	$17, 384(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpclmulqdq	$0, 640(%rdi), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -8200,8 +8251,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 888(%rdi)
@@ -8588,22 +8639,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
-	vmovdqu	960(%rdi,%r8,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	992(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1024(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1056(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1088(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1120(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1152(%rdi,%r8,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1184(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -8719,9 +8770,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	912(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	920(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_5
+	movq	$0xffff, 928(%rdi)
 	addq	$16, %rax
 	cmpq	920(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_192
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_5:
+	cmpq	$0, 928(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_192
+	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -8767,30 +8830,30 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 960(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 992(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -9084,8 +9147,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 888(%rdi)
@@ -9106,36 +9169,36 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm5
-	vmovdqu	960(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	992(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpshufd	$78, %ymm5, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	1024(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1056(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1088(%rdi,%r8,1), %ymm6
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vmovdqu	-224(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	1120(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpshufd	$78, %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	1152(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm9
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm9, %ymm10, %ymm10
-	vmovdqu	1184(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm13
@@ -9334,9 +9397,21 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	912(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	920(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_6
+	movq	$0xffff, 928(%rdi)
 	addq	$16, %rax
 	cmpq	920(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_192
+.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_6:
+	cmpq	$0, 928(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_192
+	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -9409,44 +9484,44 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	%ymm2, 960(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vmovdqu	-160(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm3, 992(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpshufd	$78, %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpxor	%ymm14, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vmovdqu	-128(%rcx), %ymm13
-	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
@@ -9895,8 +9970,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 888(%rdi)
@@ -10471,34 +10546,34 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	960(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	992(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpshufd	$78, %ymm6, %ymm0
-	vmovdqu	1024(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1056(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	1088(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vmovdqu	32(%rsi), %ymm13
-	vmovdqu	1120(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1152(%rdi,%r8,1), %ymm8
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpshufd	$78, %ymm13, %ymm14
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm13, %ymm14, %ymm14
-	vmovdqu	1184(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm10, %ymm10
 	vbroadcasti128	48(%rdi), %ymm0
@@ -10717,9 +10792,21 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	912(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	920(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run
+	movq	$0xffff, 928(%rdi)
 	addq	$16, %rax
 	cmpq	920(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_256
+.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run:
+	cmpq	$0, 928(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_256
+	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -10789,43 +10876,43 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpxor	%ymm15, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 960(%rdi,%rax,1)
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm0
-	vmovdqu	%ymm3, 992(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
 	vmovdqu	96(%rsi), %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpshufd	$78, %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpxor	%ymm14, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	48(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -11314,8 +11401,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 888(%rdi)
@@ -11642,38 +11729,38 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqu	(%rsi), %ymm5
 	shlq	$4, %r8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
-	vmovdqu	960(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpshufd	$78, %ymm5, %ymm0
-	vmovdqu	992(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vmovdqu	1024(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vmovdqu	1056(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vmovdqu	32(%rsi), %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	1088(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpshufd	$78, %ymm0, %ymm9
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm9, %ymm9
-	vmovdqu	1120(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
 	vpxor	%ymm8, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
-	vmovdqu	1152(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 544(%rdi), %ymm9, %ymm0
-	vmovdqu	1184(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vmovdqu	64(%rsi), %ymm13
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
@@ -11851,9 +11938,21 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	912(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	920(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_2
+	movq	$0xffff, 928(%rdi)
 	addq	$16, %rax
 	cmpq	920(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_128
+.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_2:
+	cmpq	$0, 928(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_128
+	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -11930,46 +12029,46 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 960(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm3, 992(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 608(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vmovdqu	128(%rsi), %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpshufd	$78, %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpclmulqdq	$0, 384(%rdi), %ymm0, %ymm14
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpclmulqdq	$17, 384(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpclmulqdq	$0, 640(%rdi), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpxor	%ymm13, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -12376,8 +12475,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 888(%rdi)
@@ -12667,36 +12766,36 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm5
-	vmovdqu	960(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	992(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpshufd	$78, %ymm5, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	1024(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1056(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1088(%rdi,%r8,1), %ymm6
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vmovdqu	32(%rsi), %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	1120(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpshufd	$78, %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	1152(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm9
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vpxor	%ymm9, %ymm10, %ymm10
-	vmovdqu	1184(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$0, 544(%rdi), %ymm13, %ymm13
@@ -12895,9 +12994,21 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	912(%rdi), %rax
 	andq	$255, %rax
+	leaq	16(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	920(%rdi), %r10
+	addq	$15, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_3
+	movq	$0xffff, 928(%rdi)
 	addq	$16, %rax
 	cmpq	920(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_192
+.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_3:
+	cmpq	$0, 928(%rdi)
+	je	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_192
+	subq	$1, 928(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -12970,44 +13081,44 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	%ymm2, 960(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm2, %ymm2
 	vmovdqu	96(%rsi), %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm3, 992(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm3, %ymm3
 	vpshufd	$78, %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm13, %ymm13
-	vmovdqu	%ymm4, 1024(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm14
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1056(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpxor	%ymm14, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	960(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1088(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm6, %ymm6
+	vpxor	960(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 608(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1120(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm7, %ymm7
+	vpxor	960(%rdi), %ymm8, %ymm8
 	vmovdqu	128(%rsi), %ymm13
-	vmovdqu	%ymm8, 1152(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	960(%rdi), %ymm8, %ymm8
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpshufd	$78, %ymm13, %ymm14
-	vmovdqu	%ymm9, 1184(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	960(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm14, %ymm14
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
@@ -13456,8 +13567,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 888(%rdi)

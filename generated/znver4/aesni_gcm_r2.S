@@ -1834,6 +1834,7 @@ aesgen_aesni_gcm_r2_seal:
 	movq	%rdx, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
@@ -3234,6 +3235,7 @@ aesgen_aesni_gcm_r2_open:
 	movq	%rax, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -4108,6 +4110,7 @@ aesgen_aesni_gcm_r2_start:
 	movq	%rax, 648(%rdi)
 	movq	$0, 656(%rdi)
 	movq	$0, 664(%rdi)
+	movq	$1, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -5005,21 +5008,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
 	vmovdqa	704(%rdi,%r8,1), %xmm2
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	720(%rdi,%r8,1), %xmm3
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	736(%rdi,%r8,1), %xmm4
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	752(%rdi,%r8,1), %xmm5
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	768(%rdi,%r8,1), %xmm6
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	800(%rdi,%r8,1), %xmm8
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -5153,9 +5156,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -5201,30 +5216,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm8, %xmm8
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5554,7 +5569,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -5577,31 +5592,31 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm6
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpshufd	$78, %xmm6, %xmm0
 	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpxor	%xmm6, %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
 	vmovdqa	768(%rdi,%r8,1), %xmm6
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vmovdqa	784(%rdi,%r8,1), %xmm7
 	vmovdqu	-112(%rcx), %xmm13
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	800(%rdi,%r8,1), %xmm8
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm0
@@ -5815,9 +5830,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -5886,42 +5913,42 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm2, %xmm2
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm0
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vmovdqu	-80(%rcx), %xmm0
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm14
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm0
 	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -6400,7 +6427,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -6816,21 +6843,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
 	vmovdqa	704(%rdi,%r8,1), %xmm2
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	720(%rdi,%r8,1), %xmm3
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	736(%rdi,%r8,1), %xmm4
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	752(%rdi,%r8,1), %xmm5
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	768(%rdi,%r8,1), %xmm6
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	800(%rdi,%r8,1), %xmm8
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -6928,9 +6955,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -6976,30 +7015,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm8, %xmm8
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -7257,7 +7296,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -7281,35 +7320,35 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpshufd	$78, %xmm5, %xmm0
 	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
 	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vmovdqu	-112(%rcx), %xmm0
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm13, %xmm13
 	vmovdqa	784(%rdi,%r8,1), %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
 	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqu	-96(%rcx), %xmm13
@@ -7482,9 +7521,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
@@ -7559,45 +7610,45 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqu	-80(%rcx), %xmm0
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 432(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqu	-64(%rcx), %xmm0
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 320(%rdi), %xmm0, %xmm14
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 320(%rdi), %xmm0, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -7995,7 +8046,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -8375,21 +8426,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
 	vmovdqa	704(%rdi,%r8,1), %xmm2
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	720(%rdi,%r8,1), %xmm3
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	736(%rdi,%r8,1), %xmm4
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	752(%rdi,%r8,1), %xmm5
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	768(%rdi,%r8,1), %xmm6
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	800(%rdi,%r8,1), %xmm8
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	816(%rdi,%r8,1), %xmm9
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -8505,9 +8556,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -8553,30 +8616,30 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm8, %xmm8
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -8870,7 +8933,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -8893,33 +8956,33 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqu	-128(%rcx), %xmm6
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpshufd	$78, %xmm6, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm6, %xmm0, %xmm0
 	vmovdqa	736(%rdi,%r8,1), %xmm4
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vmovdqu	-112(%rcx), %xmm0
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpshufd	$78, %xmm0, %xmm13
 	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm14
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
@@ -9113,9 +9176,21 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -9187,43 +9262,43 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
 	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm0
-	vpxor	672(%rdi), %xmm2, %xmm2
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqu	-80(%rcx), %xmm0
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm0
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 432(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vmovdqu	-64(%rcx), %xmm13
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -9662,7 +9737,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -10218,31 +10293,31 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqu	(%rsi), %xmm6
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpshufd	$78, %xmm6, %xmm0
 	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpxor	%xmm6, %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
 	vmovdqa	768(%rdi,%r8,1), %xmm6
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vmovdqa	784(%rdi,%r8,1), %xmm7
 	vmovdqu	16(%rsi), %xmm13
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vmovdqa	800(%rdi,%r8,1), %xmm8
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpshufd	$78, %xmm13, %xmm14
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpxor	%xmm13, %xmm14, %xmm14
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm0
@@ -10456,9 +10531,21 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256
+.Laesgen_aesni_gcm_r2_decrypt_data_outside_run:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -10527,42 +10614,42 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm2, %xmm2
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm0
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vmovdqu	48(%rsi), %xmm0
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm7, %xmm7
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm14
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm0
 	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -11041,7 +11128,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -11368,35 +11455,35 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5, %xmm5
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpshufd	$78, %xmm5, %xmm0
 	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
 	vmovdqa	736(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vmovdqu	16(%rsi), %xmm0
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm13, %xmm13
 	vmovdqa	784(%rdi,%r8,1), %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
 	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 400(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vmovdqu	32(%rsi), %xmm13
@@ -11569,9 +11656,21 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128
+.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
@@ -11646,45 +11745,45 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vmovdqu	48(%rsi), %xmm0
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 432(%rdi), %xmm13, %xmm0
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vmovdqu	64(%rsi), %xmm0
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 320(%rdi), %xmm0, %xmm14
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 320(%rdi), %xmm0, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -12082,7 +12181,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)
@@ -12372,33 +12471,33 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqu	(%rsi), %xmm6
 	vmovdqa	704(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	720(%rdi,%r8,1), %xmm3
 	vpshufd	$78, %xmm6, %xmm0
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm6, %xmm0, %xmm0
 	vmovdqa	736(%rdi,%r8,1), %xmm4
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
 	vmovdqa	752(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vmovdqa	768(%rdi,%r8,1), %xmm6
 	vmovdqu	16(%rsi), %xmm0
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	784(%rdi,%r8,1), %xmm7
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpshufd	$78, %xmm0, %xmm13
 	vmovdqa	800(%rdi,%r8,1), %xmm8
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm14
 	vmovdqa	816(%rdi,%r8,1), %xmm9
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
@@ -12592,9 +12691,21 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movq	%r8, %rax
 	subq	656(%rdi), %rax
 	andq	$255, %rax
+	leaq	8(%rax), %r9
+	andq	$255, %r9
+	subq	$1, %r9
+	movq	664(%rdi), %r10
+	addq	$7, %r10
+	cmpq	%r10, %r9
+	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3
+	movq	$0xffff, 672(%rdi)
 	addq	$8, %rax
 	cmpq	664(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192
+.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3:
+	cmpq	$0, 672(%rdi)
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
+	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -12666,43 +12777,43 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm2, %xmm2
 	vmovdqa	%xmm2, 704(%rdi,%rax,1)
 	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm0
-	vpxor	672(%rdi), %xmm2, %xmm2
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm2, %xmm2
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	%xmm3, 720(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm3, %xmm3
+	vpxor	688(%rdi), %xmm3, %xmm3
 	vmovdqu	48(%rsi), %xmm0
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0, %xmm0
 	vmovdqa	%xmm4, 736(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm4, %xmm4
+	vpxor	688(%rdi), %xmm4, %xmm4
 	vpshufd	$78, %xmm0, %xmm13
-	vpxor	672(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm5, %xmm5
 	vmovdqa	%xmm5, 752(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm13, %xmm13
-	vpxor	672(%rdi), %xmm5, %xmm5
-	vpxor	672(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm5, %xmm5
+	vpxor	688(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm14
 	vmovdqa	%xmm6, 768(%rdi,%rax,1)
 	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	672(%rdi), %xmm6, %xmm6
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm6, %xmm6
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm0
 	vmovdqa	%xmm7, 784(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm7, %xmm7
+	vpxor	688(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 432(%rdi), %xmm13, %xmm0
 	vmovdqa	%xmm8, 800(%rdi,%rax,1)
-	vpxor	672(%rdi), %xmm8, %xmm8
+	vpxor	688(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	%xmm9, 816(%rdi,%rax,1)
 	vmovdqu	64(%rsi), %xmm13
-	vpxor	672(%rdi), %xmm9, %xmm9
+	vpxor	688(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm0
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -13141,7 +13252,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 632(%rdi)

@@ -702,6 +702,7 @@ aesgen_gfni128_face_r1_set_iv:
 	.p2align	5
 aesgen_gfni128_face_r1_xor_stream:
 	endbr64
+	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni128_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -1414,9 +1415,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_128
+.Laesgen_gfni128_face_r1_xor_stream_outside_run:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_spent8_128
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm24
 	vmovq	%rax, %xmm23
@@ -2169,6 +2182,1431 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_spent8_128:
+	testq	$7, %r9
+	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm16, %xmm23
+	vmovdqa64	%xmm23, %xmm16
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm17
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm18
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm19
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm23, %xmm20
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm23, %xmm21
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm23, %xmm22
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	vpxorq	32(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 32(%rsi)
+	vpxorq	48(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 48(%rsi)
+	vpxorq	64(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 64(%rsi)
+	vpxorq	80(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 80(%rsi)
+	vpxorq	96(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 96(%rsi)
+	vpxorq	112(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_128:
+	vmovq	%rax, %xmm23
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm23, %xmm23
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm23, %xmm23
+	vmovdqa64	%xmm23, %xmm16
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm17
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm19
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm23, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm23, %xmm21
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm23, %xmm22
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm23, %xmm23
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm24
+	vpshufb	%xmm13, %xmm16, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm16
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm24
+	vpshufb	%xmm13, %xmm17, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm17
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm24
+	vpshufb	%xmm13, %xmm18, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm18
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm24
+	vpshufb	%xmm13, %xmm19, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm19
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm24
+	vpshufb	%xmm13, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm20
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm24
+	vpshufb	%xmm13, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm21
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm24
+	vpshufb	%xmm13, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm22
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm24
+	vpshufb	%xmm13, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm15, %xmm24, %xmm23
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
+	vpshufb	%xmm12, %xmm20, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
+	vpshufb	%xmm12, %xmm21, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
+	vpshufb	%xmm12, %xmm22, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
+	vpshufb	%xmm12, %xmm23, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	vpxorq	32(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 32(%rsi)
+	vpxorq	48(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 48(%rsi)
+	vpxorq	64(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 64(%rsi)
+	vpxorq	80(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 80(%rsi)
+	vpxorq	96(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 96(%rsi)
+	vpxorq	112(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_128
@@ -2505,9 +3943,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_128
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_spent4_128
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm20
 	vmovq	%rax, %xmm19
@@ -2900,6 +4350,731 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_spent4_128:
+	testq	$3, %r9
+	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm16, %xmm19
+	vmovdqa64	%xmm19, %xmm16
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm17
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm19, %xmm18
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	vpxorq	32(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 32(%rsi)
+	vpxorq	48(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_128:
+	vmovq	%rax, %xmm19
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm19, %xmm19
+	vmovdqa64	%xmm19, %xmm16
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm17
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm19, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	vpxorq	32(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 32(%rsi)
+	vpxorq	48(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_single128
@@ -3078,9 +5253,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_128
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_spent2_128
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm18
 	vmovq	%rax, %xmm17
@@ -3293,6 +5480,381 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_spent2_128:
+	testq	$1, %r9
+	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm16, %xmm17
+	vmovdqa64	%xmm17, %xmm16
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_128:
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm16
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill128
@@ -3406,9 +5968,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast128
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_single_spent128
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm17
 	vmovq	%rax, %xmm16
@@ -3549,6 +6123,123 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
+.Laesgen_gfni128_face_r1_xor_stream_single_spent128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vmovdqa64	%xmm16, %xmm16
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_3
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_partial_3:
+	vmovdqa64	%xmm16, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_3:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_3
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
 .Laesgen_gfni128_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -3586,6 +6277,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_window_ok128
 .Laesgen_gfni128_face_r1_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -4414,9 +7106,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_192
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_spent8_192
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm26
 	vmovq	%rax, %xmm25
@@ -5313,6 +8017,1719 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_spent8_192:
+	testq	$7, %r9
+	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm25
+	vmovdqa64	%xmm25, %xmm18
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm25, %xmm19
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm25, %xmm20
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm25, %xmm21
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm25, %xmm22
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm25, %xmm23
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm25, %xmm24
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm1, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm1, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm2, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm2, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm3, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm3, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm4, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm4, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm5, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm5, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm6, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm6, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm7, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm7, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm8, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm8, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm9, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm9, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm10, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm10, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm11, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm11, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm11, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm11, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm22
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm23
+	vpxorq	%xmm12, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vpxorq	%xmm12, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm25
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	vpxorq	32(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 32(%rsi)
+	vpxorq	48(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 48(%rsi)
+	vpxorq	64(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 64(%rsi)
+	vpxorq	80(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 80(%rsi)
+	vpxorq	96(%rdx), %xmm24, %xmm24
+	vmovdqu64	%xmm24, 96(%rsi)
+	vpxorq	112(%rdx), %xmm25, %xmm25
+	vmovdqu64	%xmm25, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_192:
+	vmovq	%rax, %xmm25
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm25, %xmm25
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm25, %xmm25
+	vmovdqa64	%xmm25, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm25, %xmm19
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm25, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm25, %xmm21
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm25, %xmm22
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm25, %xmm23
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm25, %xmm24
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm1, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm1, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm2, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm2, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm3, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm3, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm4, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm4, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm5, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm5, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm6, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm6, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm7, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm7, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm8, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm8, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm9, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm9, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm10, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm10, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm26
+	vpshufb	%xmm15, %xmm18, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm18
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm26
+	vpshufb	%xmm15, %xmm19, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm19
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm26
+	vpshufb	%xmm15, %xmm20, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm20
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm26
+	vpshufb	%xmm15, %xmm21, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm21
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm26
+	vpshufb	%xmm15, %xmm22, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm22
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vpxorq	%xmm11, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm26
+	vpshufb	%xmm15, %xmm23, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm23
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm26, %xmm27, %xmm23
+	vpxorq	%xmm11, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm26
+	vpshufb	%xmm15, %xmm24, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm24
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm26, %xmm27, %xmm24
+	vpxorq	%xmm11, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm26
+	vpshufb	%xmm15, %xmm25, %xmm27
+	vpxorq	%xmm27, %xmm26, %xmm26
+	vgf2p8mulb	%xmm17, %xmm26, %xmm25
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm26, %xmm27, %xmm25
+	vpxorq	%xmm11, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
+	vpshufb	%xmm14, %xmm22, %xmm22
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
+	vpshufb	%xmm14, %xmm23, %xmm23
+	vpxorq	%xmm12, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
+	vpshufb	%xmm14, %xmm24, %xmm24
+	vpxorq	%xmm12, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
+	vpshufb	%xmm14, %xmm25, %xmm25
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	vpxorq	32(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 32(%rsi)
+	vpxorq	48(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 48(%rsi)
+	vpxorq	64(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 64(%rsi)
+	vpxorq	80(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 80(%rsi)
+	vpxorq	96(%rdx), %xmm24, %xmm24
+	vmovdqu64	%xmm24, 96(%rsi)
+	vpxorq	112(%rdx), %xmm25, %xmm25
+	vmovdqu64	%xmm25, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_192
@@ -5721,9 +10138,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_192
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_spent4_192
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm22
 	vmovq	%rax, %xmm21
@@ -6188,6 +10617,875 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_spent4_192:
+	testq	$3, %r9
+	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm21
+	vmovdqa64	%xmm21, %xmm18
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm19
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm21, %xmm20
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	vpxorq	32(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 32(%rsi)
+	vpxorq	48(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_192:
+	vmovq	%rax, %xmm21
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm21, %xmm21
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm21, %xmm21
+	vmovdqa64	%xmm21, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm19
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm21, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	vpxorq	32(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 32(%rsi)
+	vpxorq	48(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_single192
@@ -6402,9 +11700,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_192
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_spent2_192
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm20
 	vmovq	%rax, %xmm19
@@ -6653,6 +11963,453 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_spent2_192:
+	testq	$1, %r9
+	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm19
+	vmovdqa64	%xmm19, %xmm18
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_192:
+	vmovq	%rax, %xmm19
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm19, %xmm19
+	vmovdqa64	%xmm19, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill192
@@ -6755,7 +12512,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_3
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	addq	$1, %rax
@@ -6764,18 +12521,18 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
-.Laesgen_gfni128_face_r1_xor_stream_partial_3:
+.Laesgen_gfni128_face_r1_xor_stream_partial_4:
 	vmovdqa64	%xmm18, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni128_face_r1_xor_stream_partial_byte_3:
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_4:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_3
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_4
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -6784,9 +12541,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast192
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_single_spent192
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm19
 	vmovq	%rax, %xmm18
@@ -6920,7 +12689,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_gfni128_face_r1_xor_stream_run_done_8:
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_4
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_5
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	addq	$1, %rax
@@ -6929,18 +12698,153 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
-.Laesgen_gfni128_face_r1_xor_stream_partial_4:
+.Laesgen_gfni128_face_r1_xor_stream_partial_5:
 	vmovdqa64	%xmm18, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni128_face_r1_xor_stream_partial_byte_4:
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_5:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_4
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_5
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
+.Laesgen_gfni128_face_r1_xor_stream_single_spent192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_6
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_partial_6:
+	vmovdqa64	%xmm18, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_6:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_6
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -6982,6 +12886,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_window_ok192
 .Laesgen_gfni128_face_r1_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -7956,9 +13861,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_256
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_spent8_256
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm28
 	vmovq	%rax, %xmm27
@@ -8999,6 +14916,2007 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_spent8_256:
+	testq	$7, %r9
+	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm27
+	vmovdqa64	%xmm27, %xmm20
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm27, %xmm21
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm27, %xmm22
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm27, %xmm23
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm27, %xmm24
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm27, %xmm25
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm27, %xmm26
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm1, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm1, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm1, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm1, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm2, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm2, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm2, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm2, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm3, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm3, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm3, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm3, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm4, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm4, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm4, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm4, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm5, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm5, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm5, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm5, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm6, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm6, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm6, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm6, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm7, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm7, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm7, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm7, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm8, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm8, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm8, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm8, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm9, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm9, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm9, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm9, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm10, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm10, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm10, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm10, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm11, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm11, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm11, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm11, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm11, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm11, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm12, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm12, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm12, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm12, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm13, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm13, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm13, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm13, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm13, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm13, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vpxorq	%xmm14, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vpxorq	%xmm14, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm24
+	vpxorq	%xmm14, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm25
+	vpxorq	%xmm14, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vpxorq	%xmm14, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm27
+	vpxorq	%xmm14, %xmm27, %xmm27
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	vpxorq	32(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 32(%rsi)
+	vpxorq	48(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 48(%rsi)
+	vpxorq	64(%rdx), %xmm24, %xmm24
+	vmovdqu64	%xmm24, 64(%rsi)
+	vpxorq	80(%rdx), %xmm25, %xmm25
+	vmovdqu64	%xmm25, 80(%rsi)
+	vpxorq	96(%rdx), %xmm26, %xmm26
+	vmovdqu64	%xmm26, 96(%rsi)
+	vpxorq	112(%rdx), %xmm27, %xmm27
+	vmovdqu64	%xmm27, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_256:
+	vmovq	%rax, %xmm27
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm27, %xmm27
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm27, %xmm27
+	vmovdqa64	%xmm27, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm27, %xmm21
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm27, %xmm22
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm27, %xmm23
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm27, %xmm24
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm27, %xmm25
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm27, %xmm26
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm27, %xmm27
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vpxorq	%xmm0, %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm25, %xmm25
+	vpxorq	%xmm0, %xmm26, %xmm26
+	vpxorq	%xmm0, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm1, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm1, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm1, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm1, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm2, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm2, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm2, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm2, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm3, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm3, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm3, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm3, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm4, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm4, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm4, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm4, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm5, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm5, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm5, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm5, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm6, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm6, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm6, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm6, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm7, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm7, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm7, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm7, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm8, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm8, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm8, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm8, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm9, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm9, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm9, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm9, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm10, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm10, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm10, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm10, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm11, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm11, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm11, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm11, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm11, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm11, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm12, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm12, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm12, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm12, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm12, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm28
+	vpshufb	%xmm17, %xmm20, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm20
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm28
+	vpshufb	%xmm17, %xmm21, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm21
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm28
+	vpshufb	%xmm17, %xmm22, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm22
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vpxorq	%xmm13, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm28
+	vpshufb	%xmm17, %xmm23, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm23
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vpxorq	%xmm13, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm28
+	vpshufb	%xmm17, %xmm24, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm24
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm24, %xmm24
+	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vpxorq	%xmm13, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm28
+	vpshufb	%xmm17, %xmm25, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm25
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm25, %xmm25
+	vpternlogd	$150, %xmm28, %xmm29, %xmm25
+	vpxorq	%xmm13, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm28
+	vpshufb	%xmm17, %xmm26, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm26
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm26, %xmm26
+	vpternlogd	$150, %xmm28, %xmm29, %xmm26
+	vpxorq	%xmm13, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm28
+	vpshufb	%xmm17, %xmm27, %xmm29
+	vpxorq	%xmm29, %xmm28, %xmm28
+	vgf2p8mulb	%xmm19, %xmm28, %xmm27
+	vpshufb	%xmm18, %xmm28, %xmm28
+	vmovdqa64	%xmm27, %xmm27
+	vpternlogd	$150, %xmm28, %xmm29, %xmm27
+	vpxorq	%xmm13, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vpxorq	%xmm14, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vpxorq	%xmm14, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
+	vpshufb	%xmm16, %xmm24, %xmm24
+	vpxorq	%xmm14, %xmm24, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
+	vpshufb	%xmm16, %xmm25, %xmm25
+	vpxorq	%xmm14, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
+	vpshufb	%xmm16, %xmm26, %xmm26
+	vpxorq	%xmm14, %xmm26, %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
+	vpshufb	%xmm16, %xmm27, %xmm27
+	vpxorq	%xmm14, %xmm27, %xmm27
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	vpxorq	32(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 32(%rsi)
+	vpxorq	48(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 48(%rsi)
+	vpxorq	64(%rdx), %xmm24, %xmm24
+	vmovdqu64	%xmm24, 64(%rsi)
+	vpxorq	80(%rdx), %xmm25, %xmm25
+	vmovdqu64	%xmm25, 80(%rsi)
+	vpxorq	96(%rdx), %xmm26, %xmm26
+	vmovdqu64	%xmm26, 96(%rsi)
+	vpxorq	112(%rdx), %xmm27, %xmm27
+	vmovdqu64	%xmm27, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_256
@@ -9479,9 +17397,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_256
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_spent4_256
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm24
 	vmovq	%rax, %xmm23
@@ -10018,6 +17948,1019 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_spent4_256:
+	testq	$3, %r9
+	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm23
+	vmovdqa64	%xmm23, %xmm20
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm21
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm22
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm11, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm11, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm12, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm13, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm13, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vpxorq	%xmm14, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vpxorq	%xmm14, %xmm23, %xmm23
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	vpxorq	32(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 32(%rsi)
+	vpxorq	48(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_256:
+	vmovq	%rax, %xmm23
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm23, %xmm23
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm23, %xmm23
+	vmovdqa64	%xmm23, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm21
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm22
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm23
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm11, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm11, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm12, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm13, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm13, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vpxorq	%xmm14, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vpxorq	%xmm14, %xmm23, %xmm23
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	vpxorq	32(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 32(%rsi)
+	vpxorq	48(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_single256
@@ -10268,9 +19211,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_256
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_spent2_256
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm22
 	vmovq	%rax, %xmm21
@@ -10555,6 +19510,525 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_spent2_256:
+	testq	$1, %r9
+	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm21
+	vmovdqa64	%xmm21, %xmm20
+	vpxorq	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_256:
+	vmovq	%rax, %xmm21
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm21, %xmm21
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm21, %xmm21
+	vmovdqa64	%xmm21, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill256
@@ -10675,7 +20149,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpshufb	%xmm16, %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_5
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_7
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	addq	$1, %rax
@@ -10684,18 +20158,18 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
-.Laesgen_gfni128_face_r1_xor_stream_partial_5:
+.Laesgen_gfni128_face_r1_xor_stream_partial_7:
 	vmovdqa64	%xmm20, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni128_face_r1_xor_stream_partial_byte_5:
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_7:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_5
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_7
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -10704,9 +20178,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast256
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_single_spent256
+	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm21
 	vmovq	%rax, %xmm20
@@ -10858,7 +20344,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_gfni128_face_r1_xor_stream_run_done_12:
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_6
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_8
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	addq	$1, %rax
@@ -10867,18 +20353,171 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
-.Laesgen_gfni128_face_r1_xor_stream_partial_6:
+.Laesgen_gfni128_face_r1_xor_stream_partial_8:
 	vmovdqa64	%xmm20, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni128_face_r1_xor_stream_partial_byte_6:
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_8:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_6
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_8
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
+.Laesgen_gfni128_face_r1_xor_stream_single_spent256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vmovdqa64	%xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_9
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_partial_9:
+	vmovdqa64	%xmm20, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_9:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_9
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -10920,6 +20559,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_window_ok256
 .Laesgen_gfni128_face_r1_xor_stream_return:
 	vpxorq	%xmm16, %xmm16, %xmm16
@@ -10938,6 +20578,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxorq	%xmm29, %xmm29, %xmm29
 	vpxorq	%xmm30, %xmm30, %xmm30
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_gfni128_face_r1_xor_stream, .-aesgen_gfni128_face_r1_xor_stream
 	.section	.rodata

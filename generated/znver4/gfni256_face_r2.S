@@ -702,6 +702,7 @@ aesgen_gfni256_face_r2_set_iv:
 	.p2align	5
 aesgen_gfni256_face_r2_xor_stream:
 	endbr64
+	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni256_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -1335,9 +1336,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_128
+.Laesgen_gfni256_face_r2_xor_stream_outside_run:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent8_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2093,6 +2106,1433 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent8_128:
+	testq	$15, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm16, %ymm23
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm16
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm17
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm18
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm19
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm23, %ymm20
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm23, %ymm21
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm23, %ymm22
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	vpxorq	128(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 128(%rsi)
+	vpxorq	160(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 160(%rsi)
+	vpxorq	192(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 192(%rsi)
+	vpxorq	224(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm23
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm16
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm17
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm23, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm23, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm23, %ymm22
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm23, %ymm23
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	vpxorq	128(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 128(%rsi)
+	vpxorq	160(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 160(%rsi)
+	vpxorq	192(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 192(%rsi)
+	vpxorq	224(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try2_128
@@ -2390,9 +3830,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_128
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent4_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2788,6 +4240,733 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent4_128:
+	testq	$7, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm16, %ymm19
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm16
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm17
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm19, %ymm18
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm16
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm17
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm19, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try1_128
@@ -2947,9 +5126,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_128
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent2_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3165,6 +5356,383 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent2_128:
+	testq	$3, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm16, %ymm17
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm16
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm17
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm16
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_single128
@@ -3255,9 +5823,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_128
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent1_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3383,6 +5963,208 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent1_128:
+	testq	$1, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill128
@@ -3487,9 +6269,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast128
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_single_spent128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3632,6 +6426,123 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end128
+.Laesgen_gfni256_face_r2_xor_stream_single_spent128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vmovdqa64	%xmm16, %xmm16
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_3
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+.Laesgen_gfni256_face_r2_xor_stream_partial_3:
+	vmovdqa64	%xmm16, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_3:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_3
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_end128
 .Laesgen_gfni256_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -3678,6 +6589,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok128
 .Laesgen_gfni256_face_r2_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -4427,9 +7339,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_192
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent8_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -5329,6 +8253,1721 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent8_192:
+	testq	$15, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm18, %ymm25
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm25, %ymm18
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm25, %ymm19
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm25, %ymm20
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm25, %ymm21
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm25, %ymm22
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm25, %ymm23
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm25, %ymm24
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm1, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm1, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm2, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm2, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm3, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm3, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm4, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm4, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm5, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm5, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm6, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm6, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm7, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm7, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm8, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm8, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm9, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm9, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm10, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm10, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm11, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm11, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vpxorq	%ymm12, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm25
+	vpxorq	%ymm12, %ymm25, %ymm25
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	vpxorq	128(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 128(%rsi)
+	vpxorq	160(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 160(%rsi)
+	vpxorq	192(%rdx), %ymm24, %ymm24
+	vmovdqu64	%ymm24, 192(%rsi)
+	vpxorq	224(%rdx), %ymm25, %ymm25
+	vmovdqu64	%ymm25, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm25
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm25, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm25, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm25, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm25, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm25, %ymm22
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm25, %ymm23
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm25, %ymm24
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm1, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm1, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm2, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm2, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm3, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm3, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm4, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm4, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm5, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm5, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm6, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm6, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm7, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm7, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm8, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm8, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm9, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm9, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm10, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm10, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm11, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm11, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vpxorq	%ymm12, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm25
+	vpxorq	%ymm12, %ymm25, %ymm25
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	vpxorq	128(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 128(%rsi)
+	vpxorq	160(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 160(%rsi)
+	vpxorq	192(%rdx), %ymm24, %ymm24
+	vmovdqu64	%ymm24, 192(%rsi)
+	vpxorq	224(%rdx), %ymm25, %ymm25
+	vmovdqu64	%ymm25, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try2_192
@@ -5698,9 +10337,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_192
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent4_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -6168,6 +10819,877 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent4_192:
+	testq	$7, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm18, %ymm21
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm18
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm19
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm21, %ymm20
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm21, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try1_192
@@ -6363,9 +11885,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_192
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent2_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -6617,6 +12151,455 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent2_192:
+	testq	$3, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm18, %ymm19
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm18
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_single192
@@ -6725,9 +12708,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_192
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent1_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -6871,6 +12866,244 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent1_192:
+	testq	$1, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill192
@@ -6964,7 +13197,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_3
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	addq	$1, %rax
@@ -6973,18 +13206,18 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
-.Laesgen_gfni256_face_r2_xor_stream_partial_3:
+.Laesgen_gfni256_face_r2_xor_stream_partial_4:
 	vmovdqa64	%xmm18, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r2_xor_stream_partial_byte_3:
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_4:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_3
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_4
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -6993,9 +13226,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast192
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_single_spent192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -7131,7 +13376,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_gfni256_face_r2_xor_stream_run_done_10:
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_4
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_5
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	addq	$1, %rax
@@ -7140,18 +13385,153 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
-.Laesgen_gfni256_face_r2_xor_stream_partial_4:
+.Laesgen_gfni256_face_r2_xor_stream_partial_5:
 	vmovdqa64	%xmm18, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r2_xor_stream_partial_byte_4:
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_5:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_4
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_5
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_end192
+.Laesgen_gfni256_face_r2_xor_stream_single_spent192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_6
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+.Laesgen_gfni256_face_r2_xor_stream_partial_6:
+	vmovdqa64	%xmm18, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_6:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_6
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -7202,6 +13582,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok192
 .Laesgen_gfni256_face_r2_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -8097,9 +14478,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_256
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent8_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -9143,6 +15536,2009 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent8_256:
+	testq	$15, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm20, %ymm27
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm27, %ymm20
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm27, %ymm21
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm27, %ymm22
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm27, %ymm23
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm27, %ymm24
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm27, %ymm25
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm27, %ymm26
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm1, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm1, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm1, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm1, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm2, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm2, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm2, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm2, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm3, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm3, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm3, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm3, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm4, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm4, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm4, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm4, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm5, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm5, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm5, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm5, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm6, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm6, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm6, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm6, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm7, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm7, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm7, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm7, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm8, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm8, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm8, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm8, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm9, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm9, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm9, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm9, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm10, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm10, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm10, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm10, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm11, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm11, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm11, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm11, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm12, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm12, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm12, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm12, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm13, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm13, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm13, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm13, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm24
+	vpxorq	%ymm14, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm25
+	vpxorq	%ymm14, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vpxorq	%ymm14, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm27
+	vpxorq	%ymm14, %ymm27, %ymm27
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	vpxorq	128(%rdx), %ymm24, %ymm24
+	vmovdqu64	%ymm24, 128(%rsi)
+	vpxorq	160(%rdx), %ymm25, %ymm25
+	vmovdqu64	%ymm25, 160(%rsi)
+	vpxorq	192(%rdx), %ymm26, %ymm26
+	vmovdqu64	%ymm26, 192(%rsi)
+	vpxorq	224(%rdx), %ymm27, %ymm27
+	vmovdqu64	%ymm27, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm27
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm27, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm27, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm27, %ymm22
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm27, %ymm23
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm27, %ymm24
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm27, %ymm25
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm27, %ymm26
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm27, %ymm27
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vpxorq	%ymm0, %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm25, %ymm25
+	vpxorq	%ymm0, %ymm26, %ymm26
+	vpxorq	%ymm0, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm1, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm1, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm1, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm1, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm2, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm2, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm2, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm2, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm3, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm3, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm3, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm3, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm4, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm4, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm4, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm4, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm5, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm5, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm5, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm5, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm6, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm6, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm6, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm6, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm7, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm7, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm7, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm7, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm8, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm8, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm8, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm8, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm9, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm9, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm9, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm9, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm10, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm10, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm10, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm10, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm11, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm11, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm11, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm11, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm12, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm12, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm12, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm12, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm13, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm13, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm13, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm13, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm24
+	vpxorq	%ymm14, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm25
+	vpxorq	%ymm14, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vpxorq	%ymm14, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm27
+	vpxorq	%ymm14, %ymm27, %ymm27
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	vpxorq	128(%rdx), %ymm24, %ymm24
+	vmovdqu64	%ymm24, 128(%rsi)
+	vpxorq	160(%rdx), %ymm25, %ymm25
+	vmovdqu64	%ymm25, 160(%rsi)
+	vpxorq	192(%rdx), %ymm26, %ymm26
+	vmovdqu64	%ymm26, 192(%rsi)
+	vpxorq	224(%rdx), %ymm27, %ymm27
+	vmovdqu64	%ymm27, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try2_256
@@ -9584,9 +17980,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_256
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent4_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -10126,6 +18534,1021 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent4_256:
+	testq	$7, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm20, %ymm23
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm20
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm21
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm22
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm23
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm22
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm23
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try1_256
@@ -10357,9 +19780,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_13
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_256
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_13:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent2_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -10647,6 +20082,527 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent2_256:
+	testq	$3, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm20, %ymm21
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm20
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_single256
@@ -10773,9 +20729,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_14
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_256
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_14:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_spent1_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -10937,6 +20905,280 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent1_256:
+	testq	$1, %r9
+	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill256
@@ -11048,7 +21290,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpshufb	%xmm16, %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_5
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_7
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	addq	$1, %rax
@@ -11057,18 +21299,18 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
-.Laesgen_gfni256_face_r2_xor_stream_partial_5:
+.Laesgen_gfni256_face_r2_xor_stream_partial_7:
 	vmovdqa64	%xmm20, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r2_xor_stream_partial_byte_5:
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_7:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_5
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_7
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -11077,9 +21319,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r2_xor_stream_outside_run_15
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast256
+.Laesgen_gfni256_face_r2_xor_stream_outside_run_15:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r2_xor_stream_single_spent256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -11233,7 +21487,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_gfni256_face_r2_xor_stream_run_done_15:
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_6
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_8
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	addq	$1, %rax
@@ -11242,18 +21496,171 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
-.Laesgen_gfni256_face_r2_xor_stream_partial_6:
+.Laesgen_gfni256_face_r2_xor_stream_partial_8:
 	vmovdqa64	%xmm20, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r2_xor_stream_partial_byte_6:
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_8:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_6
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_8
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_end256
+.Laesgen_gfni256_face_r2_xor_stream_single_spent256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vmovdqa64	%xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_9
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+.Laesgen_gfni256_face_r2_xor_stream_partial_9:
+	vmovdqa64	%xmm20, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r2_xor_stream_partial_byte_9:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_9
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -11304,6 +21711,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok256
 .Laesgen_gfni256_face_r2_xor_stream_return:
 	vpxorq	%xmm16, %xmm16, %xmm16
@@ -11322,6 +21730,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxorq	%xmm29, %xmm29, %xmm29
 	vpxorq	%xmm30, %xmm30, %xmm30
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_gfni256_face_r2_xor_stream, .-aesgen_gfni256_face_r2_xor_stream
 	.section	.rodata

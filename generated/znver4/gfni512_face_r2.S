@@ -702,6 +702,7 @@ aesgen_gfni512_face_r2_set_iv:
 	.p2align	5
 aesgen_gfni512_face_r2_xor_stream:
 	endbr64
+	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni512_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -1335,9 +1336,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	32(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$31, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run
+	movq	$0xffff, 344(%rdi)
 	addq	$32, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast8_128
+.Laesgen_gfni512_face_r2_xor_stream_outside_run:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent8_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2093,6 +2106,1433 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_spent8_128:
+	testq	$31, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm16, %zmm23
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm16
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm17
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm18
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm19
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm23, %zmm20
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm23, %zmm21
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm23, %zmm22
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	vpxorq	128(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 128(%rsi)
+	vpxorq	192(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 192(%rsi)
+	vpxorq	256(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 256(%rsi)
+	vpxorq	320(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 320(%rsi)
+	vpxorq	384(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 384(%rsi)
+	vpxorq	448(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm23
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm16
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm17
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm23, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm23, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm23, %zmm22
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm23, %zmm23
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	vpxorq	128(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 128(%rsi)
+	vpxorq	192(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 192(%rsi)
+	vpxorq	256(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 256(%rsi)
+	vpxorq	320(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 320(%rsi)
+	vpxorq	384(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 384(%rsi)
+	vpxorq	448(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
 .Laesgen_gfni512_face_r2_xor_stream_try4_128:
 	cmpq	$256, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_128
@@ -2390,9 +3830,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast4_128
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent4_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2788,6 +4240,733 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_spent4_128:
+	testq	$15, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm16, %zmm19
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm16
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm17
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm19, %zmm18
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	vpxorq	128(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 128(%rsi)
+	vpxorq	192(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm16
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm17
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm19, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	vpxorq	128(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 128(%rsi)
+	vpxorq	192(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
 .Laesgen_gfni512_face_r2_xor_stream_try2_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_128
@@ -2947,9 +5126,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast2_128
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent2_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3165,6 +5356,383 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_spent2_128:
+	testq	$7, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm16, %zmm17
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm17, %zmm16
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm17
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm17, %zmm16
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
 .Laesgen_gfni512_face_r2_xor_stream_try1_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_single128
@@ -3255,9 +5823,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast1_128
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent1_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3383,6 +5963,208 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_spent1_128:
+	testq	$3, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
 .Laesgen_gfni512_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill128
@@ -3487,9 +6269,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_single_fast128
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_single_spent128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3632,6 +6426,123 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_end128
+.Laesgen_gfni512_face_r2_xor_stream_single_spent128:
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vmovdqa64	%xmm16, %xmm16
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_3
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_partial_3:
+	vmovdqa64	%xmm16, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_3:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_3
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_end128
 .Laesgen_gfni512_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -3678,6 +6589,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_window_ok128
 .Laesgen_gfni512_face_r2_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -4427,9 +7339,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	32(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$31, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
 	addq	$32, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast8_192
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent8_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -5329,6 +8253,1721 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_spent8_192:
+	testq	$31, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm25
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm25, %zmm18
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm25, %zmm19
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm25, %zmm20
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm25, %zmm21
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm25, %zmm22
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm25, %zmm23
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm25, %zmm24
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm1, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm1, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm2, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm2, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm3, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm3, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm4, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm4, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm5, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm5, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm6, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm6, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm7, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm7, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm8, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm8, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm9, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm9, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm10, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm10, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm11, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm11, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vpxorq	%zmm12, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm25
+	vpxorq	%zmm12, %zmm25, %zmm25
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	vpxorq	128(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 128(%rsi)
+	vpxorq	192(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 192(%rsi)
+	vpxorq	256(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 256(%rsi)
+	vpxorq	320(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 320(%rsi)
+	vpxorq	384(%rdx), %zmm24, %zmm24
+	vmovdqu64	%zmm24, 384(%rsi)
+	vpxorq	448(%rdx), %zmm25, %zmm25
+	vmovdqu64	%zmm25, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm25
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm25, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm25, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm25, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm25, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm25, %zmm22
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm25, %zmm23
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm25, %zmm24
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm1, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm1, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm2, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm2, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm3, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm3, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm4, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm4, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm5, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm5, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm6, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm6, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm7, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm7, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm8, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm8, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm9, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm9, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm10, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm10, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm11, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm11, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vpxorq	%zmm12, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm25
+	vpxorq	%zmm12, %zmm25, %zmm25
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	vpxorq	128(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 128(%rsi)
+	vpxorq	192(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 192(%rsi)
+	vpxorq	256(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 256(%rsi)
+	vpxorq	320(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 320(%rsi)
+	vpxorq	384(%rdx), %zmm24, %zmm24
+	vmovdqu64	%zmm24, 384(%rsi)
+	vpxorq	448(%rdx), %zmm25, %zmm25
+	vmovdqu64	%zmm25, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
 .Laesgen_gfni512_face_r2_xor_stream_try4_192:
 	cmpq	$256, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_192
@@ -5698,9 +10337,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast4_192
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent4_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -6168,6 +10819,877 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_spent4_192:
+	testq	$15, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm21
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm18
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm19
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm21, %zmm20
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	vpxorq	128(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 128(%rsi)
+	vpxorq	192(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm21, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	vpxorq	128(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 128(%rsi)
+	vpxorq	192(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
 .Laesgen_gfni512_face_r2_xor_stream_try2_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_192
@@ -6363,9 +11885,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast2_192
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent2_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -6617,6 +12151,455 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_spent2_192:
+	testq	$7, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm19
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm18
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
 .Laesgen_gfni512_face_r2_xor_stream_try1_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_single192
@@ -6725,9 +12708,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast1_192
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent1_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -6871,6 +12866,244 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_spent1_192:
+	testq	$3, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
 .Laesgen_gfni512_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill192
@@ -6964,7 +13197,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_3
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	addq	$1, %rax
@@ -6973,18 +13206,18 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_partial_3:
+.Laesgen_gfni512_face_r2_xor_stream_partial_4:
 	vmovdqa64	%xmm18, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni512_face_r2_xor_stream_partial_byte_3:
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_4:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_3
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_4
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -6993,9 +13226,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_single_fast192
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_single_spent192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -7131,7 +13376,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_gfni512_face_r2_xor_stream_run_done_10:
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_4
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_5
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	addq	$1, %rax
@@ -7140,18 +13385,153 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_partial_4:
+.Laesgen_gfni512_face_r2_xor_stream_partial_5:
 	vmovdqa64	%xmm18, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni512_face_r2_xor_stream_partial_byte_4:
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_5:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_4
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_5
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_end192
+.Laesgen_gfni512_face_r2_xor_stream_single_spent192:
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_6
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_partial_6:
+	vmovdqa64	%xmm18, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_6:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_6
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -7202,6 +13582,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_window_ok192
 .Laesgen_gfni512_face_r2_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -8097,9 +14478,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	32(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$31, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
 	addq	$32, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast8_256
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent8_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -9143,6 +15536,2009 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_spent8_256:
+	testq	$31, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm20, %zmm27
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm27, %zmm20
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm27, %zmm21
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm27, %zmm22
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm27, %zmm23
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm27, %zmm24
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm27, %zmm25
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm27, %zmm26
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm1, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm1, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm1, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm1, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm2, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm2, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm2, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm2, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm3, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm3, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm3, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm3, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm4, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm4, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm4, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm4, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm5, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm5, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm5, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm5, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm6, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm6, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm6, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm6, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm7, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm7, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm7, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm7, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm8, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm8, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm8, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm8, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm9, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm9, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm9, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm9, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm10, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm10, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm10, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm10, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm11, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm11, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm11, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm11, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm12, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm12, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm12, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm12, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm13, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm13, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm13, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm13, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm13, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vpxorq	%zmm14, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vpxorq	%zmm14, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm24
+	vpxorq	%zmm14, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm25
+	vpxorq	%zmm14, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vpxorq	%zmm14, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm27
+	vpxorq	%zmm14, %zmm27, %zmm27
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	vpxorq	128(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 128(%rsi)
+	vpxorq	192(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 192(%rsi)
+	vpxorq	256(%rdx), %zmm24, %zmm24
+	vmovdqu64	%zmm24, 256(%rsi)
+	vpxorq	320(%rdx), %zmm25, %zmm25
+	vmovdqu64	%zmm25, 320(%rsi)
+	vpxorq	384(%rdx), %zmm26, %zmm26
+	vmovdqu64	%zmm26, 384(%rsi)
+	vpxorq	448(%rdx), %zmm27, %zmm27
+	vmovdqu64	%zmm27, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm27
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm27, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm27, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm27, %zmm22
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm27, %zmm23
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm27, %zmm24
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm27, %zmm25
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm27, %zmm26
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm27, %zmm27
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vpxorq	%zmm0, %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm25, %zmm25
+	vpxorq	%zmm0, %zmm26, %zmm26
+	vpxorq	%zmm0, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm1, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm1, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm1, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm1, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm2, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm2, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm2, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm2, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm3, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm3, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm3, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm3, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm4, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm4, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm4, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm4, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm5, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm5, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm5, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm5, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm6, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm6, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm6, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm6, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm7, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm7, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm7, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm7, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm8, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm8, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm8, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm8, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm9, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm9, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm9, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm9, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm10, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm10, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm10, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm10, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm11, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm11, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm11, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm11, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm12, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm12, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm12, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm12, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm13, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm13, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm13, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm13, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm13, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vpxorq	%zmm14, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vpxorq	%zmm14, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm24
+	vpxorq	%zmm14, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm25
+	vpxorq	%zmm14, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vpxorq	%zmm14, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm27
+	vpxorq	%zmm14, %zmm27, %zmm27
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	vpxorq	128(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 128(%rsi)
+	vpxorq	192(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 192(%rsi)
+	vpxorq	256(%rdx), %zmm24, %zmm24
+	vmovdqu64	%zmm24, 256(%rsi)
+	vpxorq	320(%rdx), %zmm25, %zmm25
+	vmovdqu64	%zmm25, 320(%rsi)
+	vpxorq	384(%rdx), %zmm26, %zmm26
+	vmovdqu64	%zmm26, 384(%rsi)
+	vpxorq	448(%rdx), %zmm27, %zmm27
+	vmovdqu64	%zmm27, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
 .Laesgen_gfni512_face_r2_xor_stream_try4_256:
 	cmpq	$256, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_256
@@ -9584,9 +17980,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast4_256
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent4_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -10126,6 +18534,1021 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_spent4_256:
+	testq	$15, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm20, %zmm23
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm20
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm21
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm22
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm13, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vpxorq	%zmm14, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vpxorq	%zmm14, %zmm23, %zmm23
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	vpxorq	128(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 128(%rsi)
+	vpxorq	192(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm23
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm22
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm23
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm13, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vpxorq	%zmm14, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vpxorq	%zmm14, %zmm23, %zmm23
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	vpxorq	128(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 128(%rsi)
+	vpxorq	192(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
 .Laesgen_gfni512_face_r2_xor_stream_try2_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_256
@@ -10357,9 +19780,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_13
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast2_256
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_13:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent2_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -10647,6 +20082,527 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_spent2_256:
+	testq	$7, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm20, %zmm21
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm20
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
 .Laesgen_gfni512_face_r2_xor_stream_try1_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_single256
@@ -10773,9 +20729,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_14
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast1_256
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_14:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_spent1_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -10937,6 +20905,280 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_spent1_256:
+	testq	$3, %r9
+	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
 .Laesgen_gfni512_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill256
@@ -11048,7 +21290,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	vpshufb	%xmm16, %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_5
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_7
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	addq	$1, %rax
@@ -11057,18 +21299,18 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_partial_5:
+.Laesgen_gfni512_face_r2_xor_stream_partial_7:
 	vmovdqa64	%xmm20, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni512_face_r2_xor_stream_partial_byte_5:
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_7:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_5
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_7
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -11077,9 +21319,21 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_15
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_single_fast256
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_15:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_single_spent256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -11233,7 +21487,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_gfni512_face_r2_xor_stream_run_done_15:
 	cmpq	$16, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_6
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_8
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	addq	$1, %rax
@@ -11242,18 +21496,171 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_partial_6:
+.Laesgen_gfni512_face_r2_xor_stream_partial_8:
 	vmovdqa64	%xmm20, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_gfni512_face_r2_xor_stream_partial_byte_6:
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_8:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_6
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_8
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_end256
+.Laesgen_gfni512_face_r2_xor_stream_single_spent256:
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vmovdqa64	%xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_9
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_partial_9:
+	vmovdqa64	%xmm20, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_9:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_9
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -11304,6 +21711,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_window_ok256
 .Laesgen_gfni512_face_r2_xor_stream_return:
 	vpxorq	%xmm16, %xmm16, %xmm16
@@ -11322,6 +21730,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	vpxorq	%xmm29, %xmm29, %xmm29
 	vpxorq	%xmm30, %xmm30, %xmm30
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_gfni512_face_r2_xor_stream, .-aesgen_gfni512_face_r2_xor_stream
 	.section	.rodata

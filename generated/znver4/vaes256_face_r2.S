@@ -704,6 +704,7 @@ aesgen_vaes256_face_r2_set_iv:
 	.p2align	5
 aesgen_vaes256_face_r2_xor_stream:
 	endbr64
+	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes256_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -868,9 +869,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast8_128
+.Laesgen_vaes256_face_r2_xor_stream_outside_run:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent8_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1034,6 +1047,249 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent8_128:
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm11, %ymm18
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm11
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm12
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm18, %ymm13
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm18, %ymm14
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm18, %ymm15
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm18, %ymm16
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm18, %ymm17
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm13, %ymm13
+	vaesenclast	%ymm10, %ymm14, %ymm14
+	vaesenclast	%ymm10, %ymm15, %ymm15
+	vaesenclast	%ymm10, %ymm16, %ymm16
+	vaesenclast	%ymm10, %ymm17, %ymm17
+	vaesenclast	%ymm10, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	vpxorq	64(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, 64(%rsi)
+	vpxorq	96(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 96(%rsi)
+	vpxorq	128(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 128(%rsi)
+	vpxorq	160(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 160(%rsi)
+	vpxorq	192(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 192(%rsi)
+	vpxorq	224(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_128:
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm18
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm11
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm12
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm18, %ymm13
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm18, %ymm14
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm18, %ymm15
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm18, %ymm16
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm18, %ymm17
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm13, %ymm13
+	vaesenclast	%ymm10, %ymm14, %ymm14
+	vaesenclast	%ymm10, %ymm15, %ymm15
+	vaesenclast	%ymm10, %ymm16, %ymm16
+	vaesenclast	%ymm10, %ymm17, %ymm17
+	vaesenclast	%ymm10, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	vpxorq	64(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, 64(%rsi)
+	vpxorq	96(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 96(%rsi)
+	vpxorq	128(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 128(%rsi)
+	vpxorq	160(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 160(%rsi)
+	vpxorq	192(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 192(%rsi)
+	vpxorq	224(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_128
@@ -1099,9 +1355,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast4_128
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent4_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1201,6 +1469,141 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent4_128:
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm11, %ymm14
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm14, %ymm11
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm14, %ymm12
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm14, %ymm13
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm13, %ymm13
+	vaesenclast	%ymm10, %ymm14, %ymm14
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	vpxorq	64(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, 64(%rsi)
+	vpxorq	96(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_128:
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm14
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm14, %ymm11
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm14, %ymm12
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm14, %ymm13
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm13, %ymm13
+	vaesenclast	%ymm10, %ymm14, %ymm14
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	vpxorq	64(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, 64(%rsi)
+	vpxorq	96(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_128
@@ -1244,9 +1647,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast2_128
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent2_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1314,6 +1729,87 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent2_128:
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm11, %ymm12
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm12, %ymm11
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_128:
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm12
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm12, %ymm11
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm12, %ymm12
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single128
@@ -1346,9 +1842,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast1_128
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent1_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1392,6 +1900,60 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, 328(%rdi)
 	movq	$2, 336(%rdi)
 .Laesgen_vaes256_face_r2_xor_stream_run_done_4:
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent1_128:
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_128:
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm11
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm11, %ymm11
 	vpxorq	(%rdx), %ymm11, %ymm11
 	vmovdqu64	%ymm11, (%rsi)
 	addq	$2, %rax
@@ -1446,9 +2008,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_single_fast128
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_single_spent128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1517,6 +2091,49 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_end128
+.Laesgen_vaes256_face_r2_xor_stream_single_spent128:
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vmovdqa64	%xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vaesenc	%xmm1, %xmm11, %xmm11
+	vaesenc	%xmm2, %xmm11, %xmm11
+	vaesenc	%xmm3, %xmm11, %xmm11
+	vaesenc	%xmm4, %xmm11, %xmm11
+	vaesenc	%xmm5, %xmm11, %xmm11
+	vaesenc	%xmm6, %xmm11, %xmm11
+	vaesenc	%xmm7, %xmm11, %xmm11
+	vaesenc	%xmm8, %xmm11, %xmm11
+	vaesenc	%xmm9, %xmm11, %xmm11
+	vaesenclast	%xmm10, %xmm11, %xmm11
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_3
+	vpxorq	(%rdx), %xmm11, %xmm11
+	vmovdqu64	%xmm11, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_partial_3:
+	vmovdqa64	%xmm11, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_3:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_3
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_end128
 .Laesgen_vaes256_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -1547,6 +2164,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_window_ok128
 .Laesgen_vaes256_face_r2_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -1699,9 +2317,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast8_192
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent8_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1881,6 +2511,281 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent8_192:
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm20
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm13
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm20, %ymm14
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm20, %ymm15
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm20, %ymm16
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm20, %ymm17
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm20, %ymm18
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm20, %ymm19
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm20, %ymm20
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm19, %ymm19
+	vaesenc	%ymm1, %ymm20, %ymm20
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm19, %ymm19
+	vaesenc	%ymm2, %ymm20, %ymm20
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm19, %ymm19
+	vaesenc	%ymm3, %ymm20, %ymm20
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm19, %ymm19
+	vaesenc	%ymm4, %ymm20, %ymm20
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm19, %ymm19
+	vaesenc	%ymm5, %ymm20, %ymm20
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm19, %ymm19
+	vaesenc	%ymm6, %ymm20, %ymm20
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm19, %ymm19
+	vaesenc	%ymm7, %ymm20, %ymm20
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm19, %ymm19
+	vaesenc	%ymm8, %ymm20, %ymm20
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm19, %ymm19
+	vaesenc	%ymm9, %ymm20, %ymm20
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm19, %ymm19
+	vaesenc	%ymm10, %ymm20, %ymm20
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm19, %ymm19
+	vaesenc	%ymm11, %ymm20, %ymm20
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm15, %ymm15
+	vaesenclast	%ymm12, %ymm16, %ymm16
+	vaesenclast	%ymm12, %ymm17, %ymm17
+	vaesenclast	%ymm12, %ymm18, %ymm18
+	vaesenclast	%ymm12, %ymm19, %ymm19
+	vaesenclast	%ymm12, %ymm20, %ymm20
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
+	vpxorq	128(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 128(%rsi)
+	vpxorq	160(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 160(%rsi)
+	vpxorq	192(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 192(%rsi)
+	vpxorq	224(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_192:
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm20
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm13
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm20, %ymm14
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm20, %ymm15
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm20, %ymm16
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm20, %ymm17
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm20, %ymm18
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm20, %ymm19
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm19, %ymm19
+	vaesenc	%ymm1, %ymm20, %ymm20
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm19, %ymm19
+	vaesenc	%ymm2, %ymm20, %ymm20
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm19, %ymm19
+	vaesenc	%ymm3, %ymm20, %ymm20
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm19, %ymm19
+	vaesenc	%ymm4, %ymm20, %ymm20
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm19, %ymm19
+	vaesenc	%ymm5, %ymm20, %ymm20
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm19, %ymm19
+	vaesenc	%ymm6, %ymm20, %ymm20
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm19, %ymm19
+	vaesenc	%ymm7, %ymm20, %ymm20
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm19, %ymm19
+	vaesenc	%ymm8, %ymm20, %ymm20
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm19, %ymm19
+	vaesenc	%ymm9, %ymm20, %ymm20
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm19, %ymm19
+	vaesenc	%ymm10, %ymm20, %ymm20
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm19, %ymm19
+	vaesenc	%ymm11, %ymm20, %ymm20
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm15, %ymm15
+	vaesenclast	%ymm12, %ymm16, %ymm16
+	vaesenclast	%ymm12, %ymm17, %ymm17
+	vaesenclast	%ymm12, %ymm18, %ymm18
+	vaesenclast	%ymm12, %ymm19, %ymm19
+	vaesenclast	%ymm12, %ymm20, %ymm20
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
+	vpxorq	128(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 128(%rsi)
+	vpxorq	160(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 160(%rsi)
+	vpxorq	192(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 192(%rsi)
+	vpxorq	224(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_192
@@ -1954,9 +2859,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast4_192
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent4_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2064,6 +2981,157 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent4_192:
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm16
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm13
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm14
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm16, %ymm15
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm15, %ymm15
+	vaesenclast	%ymm12, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_192:
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm16
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm13
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm14
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm16, %ymm15
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm15, %ymm15
+	vaesenclast	%ymm12, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_192
@@ -2111,9 +3179,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast2_192
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent2_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2185,6 +3265,95 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent2_192:
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm14
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm14, %ymm13
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_192:
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm14
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm14, %ymm13
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single192
@@ -2219,9 +3388,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast1_192
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent1_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2275,6 +3456,64 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent1_192:
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_192:
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill192
@@ -2294,7 +3533,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	vaesenc	%xmm11, %xmm13, %xmm13
 	vaesenclast	%xmm12, %xmm13, %xmm13
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_3
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm13, %xmm13
 	vmovdqu64	%xmm13, (%rsi)
 	addq	$1, %rax
@@ -2303,18 +3542,18 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
-.Laesgen_vaes256_face_r2_xor_stream_partial_3:
+.Laesgen_vaes256_face_r2_xor_stream_partial_4:
 	vmovdqa64	%xmm13, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes256_face_r2_xor_stream_partial_byte_3:
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_4:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_3
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_4
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -2323,9 +3562,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_single_fast192
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_single_spent192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2371,7 +3622,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_vaes256_face_r2_xor_stream_run_done_10:
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_4
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_5
 	vpxorq	(%rdx), %xmm13, %xmm13
 	vmovdqu64	%xmm13, (%rsi)
 	addq	$1, %rax
@@ -2380,18 +3631,63 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
-.Laesgen_vaes256_face_r2_xor_stream_partial_4:
+.Laesgen_vaes256_face_r2_xor_stream_partial_5:
 	vmovdqa64	%xmm13, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes256_face_r2_xor_stream_partial_byte_4:
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_5:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_4
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_5
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_end192
+.Laesgen_vaes256_face_r2_xor_stream_single_spent192:
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vaesenc	%xmm1, %xmm13, %xmm13
+	vaesenc	%xmm2, %xmm13, %xmm13
+	vaesenc	%xmm3, %xmm13, %xmm13
+	vaesenc	%xmm4, %xmm13, %xmm13
+	vaesenc	%xmm5, %xmm13, %xmm13
+	vaesenc	%xmm6, %xmm13, %xmm13
+	vaesenc	%xmm7, %xmm13, %xmm13
+	vaesenc	%xmm8, %xmm13, %xmm13
+	vaesenc	%xmm9, %xmm13, %xmm13
+	vaesenc	%xmm10, %xmm13, %xmm13
+	vaesenc	%xmm11, %xmm13, %xmm13
+	vaesenclast	%xmm12, %xmm13, %xmm13
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_6
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_partial_6:
+	vmovdqa64	%xmm13, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_6:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_6
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -2426,6 +3722,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_window_ok192
 .Laesgen_vaes256_face_r2_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -2596,9 +3893,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast8_256
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent8_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2794,6 +4103,313 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent8_256:
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm22
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm22, %ymm15
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm22, %ymm16
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm22, %ymm17
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm22, %ymm18
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm22, %ymm19
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm22, %ymm20
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm22, %ymm21
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm22, %ymm22
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm19, %ymm19
+	vaesenc	%ymm1, %ymm20, %ymm20
+	vaesenc	%ymm1, %ymm21, %ymm21
+	vaesenc	%ymm1, %ymm22, %ymm22
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm19, %ymm19
+	vaesenc	%ymm2, %ymm20, %ymm20
+	vaesenc	%ymm2, %ymm21, %ymm21
+	vaesenc	%ymm2, %ymm22, %ymm22
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm19, %ymm19
+	vaesenc	%ymm3, %ymm20, %ymm20
+	vaesenc	%ymm3, %ymm21, %ymm21
+	vaesenc	%ymm3, %ymm22, %ymm22
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm19, %ymm19
+	vaesenc	%ymm4, %ymm20, %ymm20
+	vaesenc	%ymm4, %ymm21, %ymm21
+	vaesenc	%ymm4, %ymm22, %ymm22
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm19, %ymm19
+	vaesenc	%ymm5, %ymm20, %ymm20
+	vaesenc	%ymm5, %ymm21, %ymm21
+	vaesenc	%ymm5, %ymm22, %ymm22
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm19, %ymm19
+	vaesenc	%ymm6, %ymm20, %ymm20
+	vaesenc	%ymm6, %ymm21, %ymm21
+	vaesenc	%ymm6, %ymm22, %ymm22
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm19, %ymm19
+	vaesenc	%ymm7, %ymm20, %ymm20
+	vaesenc	%ymm7, %ymm21, %ymm21
+	vaesenc	%ymm7, %ymm22, %ymm22
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm19, %ymm19
+	vaesenc	%ymm8, %ymm20, %ymm20
+	vaesenc	%ymm8, %ymm21, %ymm21
+	vaesenc	%ymm8, %ymm22, %ymm22
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm19, %ymm19
+	vaesenc	%ymm9, %ymm20, %ymm20
+	vaesenc	%ymm9, %ymm21, %ymm21
+	vaesenc	%ymm9, %ymm22, %ymm22
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm19, %ymm19
+	vaesenc	%ymm10, %ymm20, %ymm20
+	vaesenc	%ymm10, %ymm21, %ymm21
+	vaesenc	%ymm10, %ymm22, %ymm22
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm19, %ymm19
+	vaesenc	%ymm11, %ymm20, %ymm20
+	vaesenc	%ymm11, %ymm21, %ymm21
+	vaesenc	%ymm11, %ymm22, %ymm22
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm17, %ymm17
+	vaesenc	%ymm12, %ymm18, %ymm18
+	vaesenc	%ymm12, %ymm19, %ymm19
+	vaesenc	%ymm12, %ymm20, %ymm20
+	vaesenc	%ymm12, %ymm21, %ymm21
+	vaesenc	%ymm12, %ymm22, %ymm22
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm17, %ymm17
+	vaesenc	%ymm13, %ymm18, %ymm18
+	vaesenc	%ymm13, %ymm19, %ymm19
+	vaesenc	%ymm13, %ymm20, %ymm20
+	vaesenc	%ymm13, %ymm21, %ymm21
+	vaesenc	%ymm13, %ymm22, %ymm22
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm17, %ymm17
+	vaesenclast	%ymm14, %ymm18, %ymm18
+	vaesenclast	%ymm14, %ymm19, %ymm19
+	vaesenclast	%ymm14, %ymm20, %ymm20
+	vaesenclast	%ymm14, %ymm21, %ymm21
+	vaesenclast	%ymm14, %ymm22, %ymm22
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
+	vpxorq	128(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 128(%rsi)
+	vpxorq	160(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 160(%rsi)
+	vpxorq	192(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 192(%rsi)
+	vpxorq	224(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_256:
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm22
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm22, %ymm15
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm22, %ymm16
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm22, %ymm17
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm22, %ymm18
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm22, %ymm19
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm22, %ymm20
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm22, %ymm21
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm19, %ymm19
+	vaesenc	%ymm1, %ymm20, %ymm20
+	vaesenc	%ymm1, %ymm21, %ymm21
+	vaesenc	%ymm1, %ymm22, %ymm22
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm19, %ymm19
+	vaesenc	%ymm2, %ymm20, %ymm20
+	vaesenc	%ymm2, %ymm21, %ymm21
+	vaesenc	%ymm2, %ymm22, %ymm22
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm19, %ymm19
+	vaesenc	%ymm3, %ymm20, %ymm20
+	vaesenc	%ymm3, %ymm21, %ymm21
+	vaesenc	%ymm3, %ymm22, %ymm22
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm19, %ymm19
+	vaesenc	%ymm4, %ymm20, %ymm20
+	vaesenc	%ymm4, %ymm21, %ymm21
+	vaesenc	%ymm4, %ymm22, %ymm22
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm19, %ymm19
+	vaesenc	%ymm5, %ymm20, %ymm20
+	vaesenc	%ymm5, %ymm21, %ymm21
+	vaesenc	%ymm5, %ymm22, %ymm22
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm19, %ymm19
+	vaesenc	%ymm6, %ymm20, %ymm20
+	vaesenc	%ymm6, %ymm21, %ymm21
+	vaesenc	%ymm6, %ymm22, %ymm22
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm19, %ymm19
+	vaesenc	%ymm7, %ymm20, %ymm20
+	vaesenc	%ymm7, %ymm21, %ymm21
+	vaesenc	%ymm7, %ymm22, %ymm22
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm19, %ymm19
+	vaesenc	%ymm8, %ymm20, %ymm20
+	vaesenc	%ymm8, %ymm21, %ymm21
+	vaesenc	%ymm8, %ymm22, %ymm22
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm19, %ymm19
+	vaesenc	%ymm9, %ymm20, %ymm20
+	vaesenc	%ymm9, %ymm21, %ymm21
+	vaesenc	%ymm9, %ymm22, %ymm22
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm19, %ymm19
+	vaesenc	%ymm10, %ymm20, %ymm20
+	vaesenc	%ymm10, %ymm21, %ymm21
+	vaesenc	%ymm10, %ymm22, %ymm22
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm19, %ymm19
+	vaesenc	%ymm11, %ymm20, %ymm20
+	vaesenc	%ymm11, %ymm21, %ymm21
+	vaesenc	%ymm11, %ymm22, %ymm22
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm17, %ymm17
+	vaesenc	%ymm12, %ymm18, %ymm18
+	vaesenc	%ymm12, %ymm19, %ymm19
+	vaesenc	%ymm12, %ymm20, %ymm20
+	vaesenc	%ymm12, %ymm21, %ymm21
+	vaesenc	%ymm12, %ymm22, %ymm22
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm17, %ymm17
+	vaesenc	%ymm13, %ymm18, %ymm18
+	vaesenc	%ymm13, %ymm19, %ymm19
+	vaesenc	%ymm13, %ymm20, %ymm20
+	vaesenc	%ymm13, %ymm21, %ymm21
+	vaesenc	%ymm13, %ymm22, %ymm22
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm17, %ymm17
+	vaesenclast	%ymm14, %ymm18, %ymm18
+	vaesenclast	%ymm14, %ymm19, %ymm19
+	vaesenclast	%ymm14, %ymm20, %ymm20
+	vaesenclast	%ymm14, %ymm21, %ymm21
+	vaesenclast	%ymm14, %ymm22, %ymm22
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
+	vpxorq	128(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 128(%rsi)
+	vpxorq	160(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 160(%rsi)
+	vpxorq	192(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 192(%rsi)
+	vpxorq	224(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_256
@@ -2875,9 +4491,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast4_256
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent4_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2993,6 +4621,173 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent4_256:
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm18
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm15
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm16
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm18, %ymm17
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm17, %ymm17
+	vaesenc	%ymm12, %ymm18, %ymm18
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm17, %ymm17
+	vaesenc	%ymm13, %ymm18, %ymm18
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm17, %ymm17
+	vaesenclast	%ymm14, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_256:
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm18
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm15
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm16
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm18, %ymm17
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm17, %ymm17
+	vaesenc	%ymm12, %ymm18, %ymm18
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm17, %ymm17
+	vaesenc	%ymm13, %ymm18, %ymm18
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm17, %ymm17
+	vaesenclast	%ymm14, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_256
@@ -3044,9 +4839,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_13
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast2_256
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_13:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent2_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3122,6 +4929,103 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent2_256:
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm16
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm15
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_256:
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm16
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm15
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single256
@@ -3158,9 +5062,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_14
+	movq	$0xffff, 344(%rdi)
 	addq	$2, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_fast1_256
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_14:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_spent1_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3216,6 +5132,68 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rsi
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent1_256:
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_256:
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill256
@@ -3237,7 +5215,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	vaesenc	%xmm13, %xmm15, %xmm15
 	vaesenclast	%xmm14, %xmm15, %xmm15
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_5
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_7
 	vpxorq	(%rdx), %xmm15, %xmm15
 	vmovdqu64	%xmm15, (%rsi)
 	addq	$1, %rax
@@ -3246,18 +5224,18 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
-.Laesgen_vaes256_face_r2_xor_stream_partial_5:
+.Laesgen_vaes256_face_r2_xor_stream_partial_7:
 	vmovdqa64	%xmm15, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes256_face_r2_xor_stream_partial_byte_5:
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_7:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_5
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_7
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -3266,9 +5244,21 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes256_face_r2_xor_stream_outside_run_15
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes256_face_r2_xor_stream_single_fast256
+.Laesgen_vaes256_face_r2_xor_stream_outside_run_15:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes256_face_r2_xor_stream_single_spent256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3316,7 +5306,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_vaes256_face_r2_xor_stream_run_done_15:
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_6
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_8
 	vpxorq	(%rdx), %xmm15, %xmm15
 	vmovdqu64	%xmm15, (%rsi)
 	addq	$1, %rax
@@ -3325,18 +5315,65 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
-.Laesgen_vaes256_face_r2_xor_stream_partial_6:
+.Laesgen_vaes256_face_r2_xor_stream_partial_8:
 	vmovdqa64	%xmm15, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes256_face_r2_xor_stream_partial_byte_6:
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_8:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_6
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_8
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_end256
+.Laesgen_vaes256_face_r2_xor_stream_single_spent256:
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vmovdqa64	%xmm15, %xmm15
+	vpxorq	%xmm0, %xmm15, %xmm15
+	vaesenc	%xmm1, %xmm15, %xmm15
+	vaesenc	%xmm2, %xmm15, %xmm15
+	vaesenc	%xmm3, %xmm15, %xmm15
+	vaesenc	%xmm4, %xmm15, %xmm15
+	vaesenc	%xmm5, %xmm15, %xmm15
+	vaesenc	%xmm6, %xmm15, %xmm15
+	vaesenc	%xmm7, %xmm15, %xmm15
+	vaesenc	%xmm8, %xmm15, %xmm15
+	vaesenc	%xmm9, %xmm15, %xmm15
+	vaesenc	%xmm10, %xmm15, %xmm15
+	vaesenc	%xmm11, %xmm15, %xmm15
+	vaesenc	%xmm12, %xmm15, %xmm15
+	vaesenc	%xmm13, %xmm15, %xmm15
+	vaesenclast	%xmm14, %xmm15, %xmm15
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_9
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_partial_9:
+	vmovdqa64	%xmm15, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes256_face_r2_xor_stream_partial_byte_9:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_byte_9
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -3371,6 +5408,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_window_ok256
 .Laesgen_vaes256_face_r2_xor_stream_return:
 	vpxorq	%xmm16, %xmm16, %xmm16
@@ -3383,6 +5421,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	vpxorq	%xmm23, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_vaes256_face_r2_xor_stream, .-aesgen_vaes256_face_r2_xor_stream
 	.section	.rodata

@@ -704,6 +704,7 @@ aesgen_vaes512_face_r2_set_iv:
 	.p2align	5
 aesgen_vaes512_face_r2_xor_stream:
 	endbr64
+	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -868,9 +869,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	32(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$31, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run
+	movq	$0xffff, 344(%rdi)
 	addq	$32, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast8_128
+.Laesgen_vaes512_face_r2_xor_stream_outside_run:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent8_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1034,6 +1047,249 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
+.Laesgen_vaes512_face_r2_xor_stream_spent8_128:
+	testq	$31, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned8_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm18
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm11
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm12
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm13
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm14
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm18, %zmm15
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm18, %zmm16
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm18, %zmm17
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	vpxorq	256(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rsi)
+	vpxorq	320(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rsi)
+	vpxorq	384(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rsi)
+	vpxorq	448(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned8_128:
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm18
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm11
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm12
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm18, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm18, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm18, %zmm17
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	vpxorq	256(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rsi)
+	vpxorq	320(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rsi)
+	vpxorq	384(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rsi)
+	vpxorq	448(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
 .Laesgen_vaes512_face_r2_xor_stream_try4_128:
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_try2_128
@@ -1099,9 +1355,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast4_128
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent4_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1201,6 +1469,141 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
+.Laesgen_vaes512_face_r2_xor_stream_spent4_128:
+	testq	$15, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned4_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm14
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm11
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm12
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm14, %zmm13
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned4_128:
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm11
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm12
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm14, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
 .Laesgen_vaes512_face_r2_xor_stream_try2_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_try1_128
@@ -1244,9 +1647,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast2_128
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent2_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1314,6 +1729,87 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
+.Laesgen_vaes512_face_r2_xor_stream_spent2_128:
+	testq	$7, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned2_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm12
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm12, %zmm11
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned2_128:
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm12
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm12, %zmm11
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
 .Laesgen_vaes512_face_r2_xor_stream_try1_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_single128
@@ -1346,9 +1842,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast1_128
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent1_128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1392,6 +1900,60 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, 328(%rdi)
 	movq	$4, 336(%rdi)
 .Laesgen_vaes512_face_r2_xor_stream_run_done_4:
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
+.Laesgen_vaes512_face_r2_xor_stream_spent1_128:
+	testq	$3, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned1_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned1_128:
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm11, %zmm11
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	addq	$4, %rax
@@ -1446,9 +2008,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_single_fast128
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_single_spent128
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1517,6 +2091,49 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_end128
+.Laesgen_vaes512_face_r2_xor_stream_single_spent128:
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vmovdqa64	%xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vaesenc	%xmm1, %xmm11, %xmm11
+	vaesenc	%xmm2, %xmm11, %xmm11
+	vaesenc	%xmm3, %xmm11, %xmm11
+	vaesenc	%xmm4, %xmm11, %xmm11
+	vaesenc	%xmm5, %xmm11, %xmm11
+	vaesenc	%xmm6, %xmm11, %xmm11
+	vaesenc	%xmm7, %xmm11, %xmm11
+	vaesenc	%xmm8, %xmm11, %xmm11
+	vaesenc	%xmm9, %xmm11, %xmm11
+	vaesenclast	%xmm10, %xmm11, %xmm11
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_3
+	vpxorq	(%rdx), %xmm11, %xmm11
+	vmovdqu64	%xmm11, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
+.Laesgen_vaes512_face_r2_xor_stream_partial_3:
+	vmovdqa64	%xmm11, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes512_face_r2_xor_stream_partial_byte_3:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_3
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_end128
 .Laesgen_vaes512_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -1547,6 +2164,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_window_ok128
 .Laesgen_vaes512_face_r2_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -1699,9 +2317,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	32(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$31, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
 	addq	$32, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast8_192
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent8_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -1881,6 +2511,281 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
+.Laesgen_vaes512_face_r2_xor_stream_spent8_192:
+	testq	$31, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned8_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm20
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm13
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm20, %zmm14
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm20, %zmm15
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm20, %zmm16
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm20, %zmm17
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm20, %zmm18
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm20, %zmm19
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm20, %zmm20
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm19, %zmm19
+	vaesenc	%zmm1, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	vpxorq	256(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rsi)
+	vpxorq	320(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rsi)
+	vpxorq	384(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rsi)
+	vpxorq	448(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned8_192:
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm20
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm20, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm20, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm20, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm20, %zmm17
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm20, %zmm18
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm20, %zmm19
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm19, %zmm19
+	vaesenc	%zmm1, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	vpxorq	256(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rsi)
+	vpxorq	320(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rsi)
+	vpxorq	384(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rsi)
+	vpxorq	448(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
 .Laesgen_vaes512_face_r2_xor_stream_try4_192:
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_try2_192
@@ -1954,9 +2859,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast4_192
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent4_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2064,6 +2981,157 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
+.Laesgen_vaes512_face_r2_xor_stream_spent4_192:
+	testq	$15, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned4_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm16
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm13
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm14
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm16, %zmm15
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned4_192:
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm16, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
 .Laesgen_vaes512_face_r2_xor_stream_try2_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_try1_192
@@ -2111,9 +3179,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast2_192
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent2_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2185,6 +3265,95 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
+.Laesgen_vaes512_face_r2_xor_stream_spent2_192:
+	testq	$7, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned2_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm14
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm13
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned2_192:
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
 .Laesgen_vaes512_face_r2_xor_stream_try1_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_single192
@@ -2219,9 +3388,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast1_192
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent1_192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2275,6 +3456,64 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
+.Laesgen_vaes512_face_r2_xor_stream_spent1_192:
+	testq	$3, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned1_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned1_192:
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
 .Laesgen_vaes512_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_single_fill192
@@ -2294,7 +3533,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%xmm11, %xmm13, %xmm13
 	vaesenclast	%xmm12, %xmm13, %xmm13
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_3
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm13, %xmm13
 	vmovdqu64	%xmm13, (%rsi)
 	addq	$1, %rax
@@ -2303,18 +3542,18 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
-.Laesgen_vaes512_face_r2_xor_stream_partial_3:
+.Laesgen_vaes512_face_r2_xor_stream_partial_4:
 	vmovdqa64	%xmm13, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes512_face_r2_xor_stream_partial_byte_3:
+.Laesgen_vaes512_face_r2_xor_stream_partial_byte_4:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_3
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_4
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -2323,9 +3562,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_single_fast192
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_single_spent192
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2371,7 +3622,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_vaes512_face_r2_xor_stream_run_done_10:
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_4
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_5
 	vpxorq	(%rdx), %xmm13, %xmm13
 	vmovdqu64	%xmm13, (%rsi)
 	addq	$1, %rax
@@ -2380,18 +3631,63 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
-.Laesgen_vaes512_face_r2_xor_stream_partial_4:
+.Laesgen_vaes512_face_r2_xor_stream_partial_5:
 	vmovdqa64	%xmm13, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes512_face_r2_xor_stream_partial_byte_4:
+.Laesgen_vaes512_face_r2_xor_stream_partial_byte_5:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_4
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_5
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_end192
+.Laesgen_vaes512_face_r2_xor_stream_single_spent192:
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vaesenc	%xmm1, %xmm13, %xmm13
+	vaesenc	%xmm2, %xmm13, %xmm13
+	vaesenc	%xmm3, %xmm13, %xmm13
+	vaesenc	%xmm4, %xmm13, %xmm13
+	vaesenc	%xmm5, %xmm13, %xmm13
+	vaesenc	%xmm6, %xmm13, %xmm13
+	vaesenc	%xmm7, %xmm13, %xmm13
+	vaesenc	%xmm8, %xmm13, %xmm13
+	vaesenc	%xmm9, %xmm13, %xmm13
+	vaesenc	%xmm10, %xmm13, %xmm13
+	vaesenc	%xmm11, %xmm13, %xmm13
+	vaesenclast	%xmm12, %xmm13, %xmm13
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_6
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
+.Laesgen_vaes512_face_r2_xor_stream_partial_6:
+	vmovdqa64	%xmm13, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes512_face_r2_xor_stream_partial_byte_6:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_6
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -2426,6 +3722,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_window_ok192
 .Laesgen_vaes512_face_r2_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -2596,9 +3893,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	32(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$31, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
 	addq	$32, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast8_256
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent8_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2794,6 +4103,313 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
+.Laesgen_vaes512_face_r2_xor_stream_spent8_256:
+	testq	$31, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned8_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm22
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm22, %zmm15
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm22, %zmm16
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm22, %zmm17
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm22, %zmm18
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm22, %zmm19
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm22, %zmm20
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm22, %zmm21
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm22, %zmm22
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm19, %zmm19
+	vaesenc	%zmm1, %zmm20, %zmm20
+	vaesenc	%zmm1, %zmm21, %zmm21
+	vaesenc	%zmm1, %zmm22, %zmm22
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm22, %zmm22
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm22, %zmm22
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm22, %zmm22
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm22, %zmm22
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm22, %zmm22
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vaesenc	%zmm10, %zmm22, %zmm22
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm22, %zmm22
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vaesenc	%zmm12, %zmm22, %zmm22
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm20, %zmm20
+	vaesenc	%zmm13, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm22, %zmm22
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm19, %zmm19
+	vaesenclast	%zmm14, %zmm20, %zmm20
+	vaesenclast	%zmm14, %zmm21, %zmm21
+	vaesenclast	%zmm14, %zmm22, %zmm22
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	vpxorq	256(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 256(%rsi)
+	vpxorq	320(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 320(%rsi)
+	vpxorq	384(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 384(%rsi)
+	vpxorq	448(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned8_256:
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm22
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm22, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm22, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm22, %zmm17
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm22, %zmm18
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm22, %zmm19
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm22, %zmm20
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm22, %zmm21
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm19, %zmm19
+	vaesenc	%zmm1, %zmm20, %zmm20
+	vaesenc	%zmm1, %zmm21, %zmm21
+	vaesenc	%zmm1, %zmm22, %zmm22
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm22, %zmm22
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm22, %zmm22
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm22, %zmm22
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm22, %zmm22
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm22, %zmm22
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vaesenc	%zmm10, %zmm22, %zmm22
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm22, %zmm22
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vaesenc	%zmm12, %zmm22, %zmm22
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm20, %zmm20
+	vaesenc	%zmm13, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm22, %zmm22
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm19, %zmm19
+	vaesenclast	%zmm14, %zmm20, %zmm20
+	vaesenclast	%zmm14, %zmm21, %zmm21
+	vaesenclast	%zmm14, %zmm22, %zmm22
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	vpxorq	256(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 256(%rsi)
+	vpxorq	320(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 320(%rsi)
+	vpxorq	384(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 384(%rsi)
+	vpxorq	448(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
 .Laesgen_vaes512_face_r2_xor_stream_try4_256:
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_try2_256
@@ -2875,9 +4491,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
 	addq	$16, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast4_256
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent4_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -2993,6 +4621,173 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
+.Laesgen_vaes512_face_r2_xor_stream_spent4_256:
+	testq	$15, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned4_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm18
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm15
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm16
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm17
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned4_256:
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm18
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm17
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
 .Laesgen_vaes512_face_r2_xor_stream_try2_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_try1_256
@@ -3044,9 +4839,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_13
+	movq	$0xffff, 344(%rdi)
 	addq	$8, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast2_256
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_13:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent2_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3122,6 +4929,103 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
+.Laesgen_vaes512_face_r2_xor_stream_spent2_256:
+	testq	$7, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned2_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm16
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm15
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned2_256:
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
 .Laesgen_vaes512_face_r2_xor_stream_try1_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_single256
@@ -3158,9 +5062,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_14
+	movq	$0xffff, 344(%rdi)
 	addq	$4, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast1_256
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_14:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_spent1_256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3216,6 +5132,68 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$64, %rsi
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
+.Laesgen_vaes512_face_r2_xor_stream_spent1_256:
+	testq	$3, %r9
+	jne	.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned1_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
+.Laesgen_vaes512_face_r2_xor_stream_spent_unaligned1_256:
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
 .Laesgen_vaes512_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_single_fill256
@@ -3237,7 +5215,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%xmm13, %xmm15, %xmm15
 	vaesenclast	%xmm14, %xmm15, %xmm15
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_5
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_7
 	vpxorq	(%rdx), %xmm15, %xmm15
 	vmovdqu64	%xmm15, (%rsi)
 	addq	$1, %rax
@@ -3246,18 +5224,18 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
-.Laesgen_vaes512_face_r2_xor_stream_partial_5:
+.Laesgen_vaes512_face_r2_xor_stream_partial_7:
 	vmovdqa64	%xmm15, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes512_face_r2_xor_stream_partial_byte_5:
+.Laesgen_vaes512_face_r2_xor_stream_partial_byte_7:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_5
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_7
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -3266,9 +5244,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r9, %r10
 	subq	328(%rdi), %r10
 	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r2_xor_stream_outside_run_15
+	movq	$0xffff, 344(%rdi)
 	addq	$1, %r10
 	cmpq	336(%rdi), %r10
 	jbe	.Laesgen_vaes512_face_r2_xor_stream_single_fast256
+.Laesgen_vaes512_face_r2_xor_stream_outside_run_15:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r2_xor_stream_single_spent256
+	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
@@ -3316,7 +5306,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	$1, 336(%rdi)
 .Laesgen_vaes512_face_r2_xor_stream_run_done_15:
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_6
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_8
 	vpxorq	(%rdx), %xmm15, %xmm15
 	vmovdqu64	%xmm15, (%rsi)
 	addq	$1, %rax
@@ -3325,18 +5315,65 @@ aesgen_vaes512_face_r2_xor_stream:
 	addq	$16, %rsi
 	subq	$16, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
-.Laesgen_vaes512_face_r2_xor_stream_partial_6:
+.Laesgen_vaes512_face_r2_xor_stream_partial_8:
 	vmovdqa64	%xmm15, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
-.Laesgen_vaes512_face_r2_xor_stream_partial_byte_6:
+.Laesgen_vaes512_face_r2_xor_stream_partial_byte_8:
 	movzbl	272(%rdi,%r9,1), %r10d
 	xorb	(%rdx,%r9,1), %r10b
 	movb	%r10b, (%rsi,%r9,1)
 	incq	%r9
 	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_6
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_8
+	movq	$16, %r10
+	subq	%rcx, %r10
+	movq	%r10, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_end256
+.Laesgen_vaes512_face_r2_xor_stream_single_spent256:
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vmovdqa64	%xmm15, %xmm15
+	vpxorq	%xmm0, %xmm15, %xmm15
+	vaesenc	%xmm1, %xmm15, %xmm15
+	vaesenc	%xmm2, %xmm15, %xmm15
+	vaesenc	%xmm3, %xmm15, %xmm15
+	vaesenc	%xmm4, %xmm15, %xmm15
+	vaesenc	%xmm5, %xmm15, %xmm15
+	vaesenc	%xmm6, %xmm15, %xmm15
+	vaesenc	%xmm7, %xmm15, %xmm15
+	vaesenc	%xmm8, %xmm15, %xmm15
+	vaesenc	%xmm9, %xmm15, %xmm15
+	vaesenc	%xmm10, %xmm15, %xmm15
+	vaesenc	%xmm11, %xmm15, %xmm15
+	vaesenc	%xmm12, %xmm15, %xmm15
+	vaesenc	%xmm13, %xmm15, %xmm15
+	vaesenclast	%xmm14, %xmm15, %xmm15
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_9
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
+.Laesgen_vaes512_face_r2_xor_stream_partial_9:
+	vmovdqa64	%xmm15, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes512_face_r2_xor_stream_partial_byte_9:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_byte_9
 	movq	$16, %r10
 	subq	%rcx, %r10
 	movq	%r10, 288(%rdi)
@@ -3371,6 +5408,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r10, 320(%rdi)
 	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$1, 344(%rdi)
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_window_ok256
 .Laesgen_vaes512_face_r2_xor_stream_return:
 	vpxorq	%xmm16, %xmm16, %xmm16
@@ -3383,6 +5421,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	vpxorq	%xmm23, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_vaes512_face_r2_xor_stream, .-aesgen_vaes512_face_r2_xor_stream
 	.section	.rodata

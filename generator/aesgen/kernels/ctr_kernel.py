@@ -37,7 +37,8 @@ from ..passes.abi import sysv_with_vectors
 from . import ctx_layout as L
 from .engine_choice import engine_for
 from .engines import RoundEngine
-from .face_fill import back_if_filled, jump_unless_complete, keep_or_empty_table, record_filled
+from .face_fill import (back_if_filled, fill_allowed, jump_unless_complete, keep_or_empty_table,
+                        record_filled)
 from .key_schedule import accept_key_length, expand_by_size
 from .spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .ctr_stream import (Stream, count_up, counter_in_every_lane, loop_exit,
@@ -267,10 +268,21 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
                 b.bind(unaligned)
                 _batch(k, b, v, bits, s, m, spec.width, "full")
         if face != "none":
+            spent = b.label(f"spent{m}_{bits}")
             with b.region(f"fill{m}-{bits}"):
                 b.bind(fill)
                 back_if_filled(b, ctx, s.idx, blocks, fast)
+                fill_allowed(b, ctx, spent)
                 _batch(k, b, v, bits, s, m, spec.width, "fill")
+            with b.region(f"spent{m}-{bits}"):          # a tag seen once: no table, as none
+                b.bind(spent)
+                if pow2:
+                    spent_unaligned = b.label(f"spent_unaligned{m}_{bits}")
+                    a.test(s.idx, Imm(blocks - 1))
+                    a.jne(spent_unaligned)
+                    _batch(k, b, v, bits, s, m, spec.width, "aligned")
+                    b.bind(spent_unaligned)
+                _batch(k, b, v, bits, s, m, spec.width, "full")
 
     _single_paths(k, b, v, bits, s, single)
 
@@ -295,10 +307,15 @@ def _single_paths(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Strea
             b.bind(fast)
             _batch(k, b, v, bits, s, 1, 128, "fast")
     if face != "none":
+        spent = b.label(f"single_spent{bits}")
         with b.region(f"single_fill-{bits}"):
             b.bind(single_fill)
             back_if_filled(b, ctx, s.idx, 1, fast)
+            fill_allowed(b, ctx, spent)
             _batch(k, b, v, bits, s, 1, 128, "fill")
+        with b.region(f"single_spent-{bits}"):
+            b.bind(spent)
+            _batch(k, b, v, bits, s, 1, 128, "full")
 
 
 def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: int,
@@ -453,7 +470,7 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
         v.store(mem(128, ctx, L.CACHE_R2), x)
     a.mov(mem(64, ctx, L.WINDOW_LO), base)
     a.mov(mem(64, ctx, L.WINDOW_HI), hi)
-    keep_or_empty_table(b, ctx, lo, hi, window_ok)
+    keep_or_empty_table(b, ctx, lo, hi, window_ok, first_fill=1)
 
 
 ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")

@@ -20,6 +20,7 @@ TAG_LO = 312          # u64: counter byte 10 (masked CTR_LO) the tables were bui
 TAG_HI = 320          # u64: counter bytes 0 and 5 (masked CTR_HI); bit 0 set = no table
 FILL_START = 328      # u64: in15 of the first valid table entry
 FILL_COUNT = 336      # u64: valid entries from FILL_START on (256 = table complete)
+FILL_BUDGET = 344     # u64: fill batches that may still store entries (face_fill.py: second sight)
 CACHE_R1 = 352        # 16 bytes: FACE rd1 cache, state after round 1 of the window's in15=0 block
 CACHE_R2 = 368        # 16 bytes: FACE rd2 cache, state after round 2 of the same block
 HEADER_END = 384

@@ -9,6 +9,16 @@ the batch otherwise. So a stream of messages that start at the same in15 fills t
 its first message and starts from it with its second, whatever their lengths; a new tag
 (a counter whose bytes 0, 5, 10 differ, seen when a window is entered) empties the run.
 
+Filling is admitted on second sight: under a new tag, only the first fill batch stores its
+entries (FILL_BUDGET counts fill batches) and the others compute in full without storing; the first batch that
+overlaps the run (a later message under the same tag, or a long stream coming back to the same
+in15 a window later) lifts the budget. So messages under fresh random IVs (a new tag each,
+never back at their first in15) pay for one batch of stores, not for a table they never
+reuse, while messages that share IV bytes 0, 5, 10 (sequence-number IVs) fill with their
+second message what the first left and run from the table after that. (A batch that
+merely overlaps the run lifts the budget: the batches of a later window need not line up
+with the one batch filled at first sight.)
+
 Every value here is public (in15 and the run come from the counter), so the branches are
 too. The CTR contexts (kernels/ctx_layout.py) and the GCM ones (modes/gcm) keep the run in
 four u64 fields, named by RunFields; the AArch64 kernels keep the same run
@@ -31,9 +41,13 @@ class RunFields:
     tag_hi: int         # counter bytes 0 and 5, masked
     start: int          # in15 of the first filled entry
     count: int          # filled entries from start on; 256 = complete
+    budget: int         # fill batches that may still store (admission on second sight)
 
 
-CTR_RUN = RunFields(L.TAG_LO, L.TAG_HI, L.FILL_START, L.FILL_COUNT)
+CTR_RUN = RunFields(L.TAG_LO, L.TAG_HI, L.FILL_START, L.FILL_COUNT, L.FILL_BUDGET)
+# the budget once the tag is seen again: more fill batches than a window (CTR) or a message
+# (GCM) ever runs, since 256 contiguous entries complete the table
+UNLIMITED = 0xFFFF
 
 
 def _field(ctx: Reg, offset: int) -> Mem:
@@ -60,12 +74,37 @@ def _offset_in_run(b: KernelBuilder, ctx: Reg, idx: Reg, run: RunFields) -> Reg:
 def back_if_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int, fast: Label,
                    run: RunFields = CTR_RUN) -> None:
     """Jump to ``fast`` when the entries of in15 = idx .. idx + blocks - 1 all lie in the
-    run: (idx - start) mod 256 + blocks <= count; else fall through to the fill."""
+    run: (idx - start) mod 256 + blocks <= count; else fall through to the fill.
+
+    A batch that overlaps the run is the tag seen again (a later message, or a stream back
+    at those in15 a window later), and lifts the fill budget. With d = (idx - start) mod
+    256 and e = (d + blocks) mod 256, the batch overlaps the run exactly when
+    1 <= e <= count + blocks - 1; a batch that continues the run (d = count) does not, so a
+    message cannot lift its own budget by filling."""
     a = b.asm
     off = _offset_in_run(b, ctx, idx, run)
+    e, limit = b.gp(), b.gp()
+    outside = b.label("outside_run")
+    a.lea(e, Mem(64, base=off, disp=blocks))
+    b.emit("and", e, Imm(255))
+    a.sub(e, Imm(1))                              # e - 1, huge when e = 0
+    a.mov(limit, _field(ctx, run.count))
+    a.add(limit, Imm(blocks - 1))
+    a.cmp(e, limit)
+    a.jae(outside)
+    a.mov(_field(ctx, run.budget), Imm(UNLIMITED))
     a.add(off, Imm(blocks))
     a.cmp(off, _field(ctx, run.count))
     a.jbe(fast)
+    b.bind(outside)
+
+
+def fill_allowed(b: KernelBuilder, ctx: Reg, full: Label, run: RunFields = CTR_RUN) -> None:
+    """Before a fill batch: jump to ``full`` (compute in full, store nothing) when the
+    budget, counted in fill batches, is spent; else take one batch from it."""
+    b.asm.cmp(_field(ctx, run.budget), Imm(0))
+    b.asm.je(full)
+    b.asm.sub(_field(ctx, run.budget), Imm(1))
 
 
 def record_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int,
@@ -95,11 +134,12 @@ def record_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int,
 
 
 def keep_or_empty_table(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok: Label,
-                        run: RunFields = CTR_RUN) -> None:
-    """At a new window or message (counter hi:lo, big-endian halves as numbers): keep the
-    run (jump to window_ok) when counter bytes 0, 5, 10 match the table's tag; otherwise
-    take the new tag with an empty run and jump to window_ok. Shared by the CTR vector
-    skeleton, the table kernel and GCM's start."""
+                        first_fill: int, run: RunFields = CTR_RUN) -> None:
+    """At a new window or message (counter hi:lo, big-endian halves as numbers): when
+    counter bytes 0, 5, 10 match the table's tag, keep the run; otherwise take the new tag
+    with an empty run and a fill budget of ``first_fill`` batches (one). Either way
+    continue at window_ok. Shared by the CTR vector skeleton, the table kernel and GCM's
+    start."""
     a = b.asm
     restart = b.label("restart")
     tag_lo, tag_hi = b.gp(), b.gp()
@@ -113,4 +153,5 @@ def keep_or_empty_table(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok:
     a.mov(_field(ctx, run.tag_hi), tag_hi)
     a.mov(_field(ctx, run.start), Imm(0))
     a.mov(_field(ctx, run.count), Imm(0))
+    a.mov(_field(ctx, run.budget), Imm(first_fill))
     a.jmp(window_ok)

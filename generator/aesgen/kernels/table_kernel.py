@@ -69,7 +69,8 @@ from ..isa.table import load_table
 from ..model.aes import SBOX, gf_mul
 from ..modes import BuiltKernel
 from . import ctx_layout as L
-from .face_fill import back_if_filled, jump_unless_complete, keep_or_empty_table, record_filled
+from .face_fill import (back_if_filled, fill_allowed, jump_unless_complete, keep_or_empty_table,
+                        record_filled)
 from .key_schedule import accept_key_length, expand_by_size
 from .engines import RoundEngine
 from .spec import ROUNDS, KernelSpec
@@ -442,18 +443,26 @@ def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg
             b.bind(single_fill)
             back_if_filled(b, ctx, idx, 1, single_fast)
             a.jmp(fill_block)
-        with b.region(f"fill-{bits}"):
-            b.bind(fill)
-            back_if_filled(b, ctx, idx, 1, fast)
-            b.bind(fill_block)
-            t = _fill_block(k, b, s, nr)
-            partial = b.label("fill_partial")
+
+        def use_block(t, hint: str) -> None:
+            partial = b.label(hint)
             with b.phase("loop"):
                 a.cmp(length, Imm(16))
                 a.jb(partial)
             _load_xor_store(b, s, t)
             b.bind(partial)
             _partial_tail(b, s, t)
+
+        spent = b.label("spent")
+        with b.region(f"fill-{bits}"):
+            b.bind(fill)
+            back_if_filled(b, ctx, idx, 1, fast)
+            b.bind(fill_block)
+            fill_allowed(b, ctx, spent)
+            use_block(_fill_block(k, b, s, nr), "fill_partial")
+        with b.region(f"spent-{bits}"):               # a tag seen once: no stores
+            b.bind(spent)
+            use_block(_full_block(b, s, nr), "spent_partial")
 
     b.bind(end)
     a.mov(_m(64, ctx, L.CTR_LO), lo)
@@ -605,7 +614,7 @@ def _check_window(k: TableKernel, b: KernelBuilder, s: Loop, nr: int, idx: Reg,
     a.mov(hi2, _m(64, ctx, L.CTR_HI))
     a.mov(_m(64, ctx, L.WINDOW_LO), base2)
     a.mov(_m(64, ctx, L.WINDOW_HI), hi2)
-    keep_or_empty_table(b, ctx, lo, hi2, window_ok)
+    keep_or_empty_table(b, ctx, lo, hi2, window_ok, first_fill=1)
     b.bind(window_ok)
     a.movzx(idx.w32, lo.w8)
     a.jmp(checked)

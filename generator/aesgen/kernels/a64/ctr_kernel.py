@@ -37,7 +37,8 @@ from .. import ctx_layout as L
 from ..spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .engine_choice import engine_for
 from .engines import A64Engine
-from .face_fill import back_if_filled, jump_unless_complete, keep_or_empty_table, record_filled
+from .face_fill import (back_if_filled, fill_allowed, jump_unless_complete, keep_or_empty_table,
+                        record_filled)
 
 BTI_C = 34
 VECTOR_REGISTERS = 32
@@ -324,10 +325,15 @@ def _stream_body(k: Kernel, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp
             b.bind(fast)
             _batch(k, b, bits, s, m, "fast" if face != "none" else "full")
         if face != "none":
+            spent = b.label(f"spent{m}_{bits}")
             with b.region(f"fill{m}-{bits}"):
                 b.bind(fill)
                 back_if_filled(b, ctx, idx, m, fast)
+                fill_allowed(b, ctx, spent)
                 _batch(k, b, bits, s, m, "fill")
+            with b.region(f"spent{m}-{bits}"):          # a tag seen once: no stores
+                b.bind(spent)
+                _batch(k, b, bits, s, m, "full")
 
     with b.region(f"single-{bits}"):
         b.bind(single)
@@ -339,10 +345,15 @@ def _stream_body(k: Kernel, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp
             b.bind(fast)
             _batch(k, b, bits, s, 1, "fast")
     if face != "none":
+        spent = b.label(f"single_spent{bits}")
         with b.region(f"single_fill-{bits}"):
             b.bind(single_fill)
             back_if_filled(b, ctx, idx, 1, fast)
+            fill_allowed(b, ctx, spent)
             _batch(k, b, bits, s, 1, "fill")
+        with b.region(f"single_spent-{bits}"):
+            b.bind(spent)
+            _batch(k, b, bits, s, 1, "full")
 
     b.bind(end)
     a.stp(lo, hi, _m(128, ctx, L.CTR_LO))
@@ -492,7 +503,7 @@ def _refresh(k: Kernel, b: KernelBuilder, s: Stream, bits: int, window_ok: Label
     a.movk(mask, Imm(L.TAG_HI_MASK >> 48 & 0xFFFF), Imm(48))
     assert L.TAG_HI_MASK == (L.TAG_HI_MASK >> 16 & 0xFFFF) << 16 | (L.TAG_HI_MASK >> 48) << 48
     b.emit("and", tag_hi, hi, mask)
-    keep_or_empty_table(b, ctx, tag_lo, tag_hi, window_ok)
+    keep_or_empty_table(b, ctx, tag_lo, tag_hi, window_ok, first_fill=1)
 
 
 ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")

@@ -31,8 +31,8 @@ from ...isa.table import load_table
 from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
-from ...kernels.face_fill import (RunFields, back_if_filled, jump_unless_complete,
-                                  keep_or_empty_table, record_filled)
+from ...kernels.face_fill import (RunFields, back_if_filled, fill_allowed,
+                                  jump_unless_complete, keep_or_empty_table, record_filled)
 from ...kernels.fields import Field, FieldLayout
 from ...kernels.key_schedule import accept_key_length, expand_by_size
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
@@ -69,6 +69,8 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
         Field("face", "FILL_START", 8, 8, "in15 of the first filled table entry "
               "(kernels/face_fill.py)"),
         Field("face", "FILL_COUNT", 8, 8, "filled entries from FILL_START on; 256 = complete"),
+        Field("face", "FILL_BUDGET", 8, 8, "fill batches that may still store entries "
+              "(kernels/face_fill.py: admission on second sight)"),
         Field("face", "FACE_CACHE", 16 * lanes, 16 * lanes,
               f"state after round {FACE_ROUNDS[face]} of the window's in15 = 0 block, "
               "once a lane"),
@@ -116,7 +118,7 @@ class GcmKernel:
         self.layout = gcm_layout(self.powers, spec.face, self.lanes, self.karatsuba)
         lay = self.layout
         self.run = RunFields(lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START,
-                             lay.FILL_COUNT) if self.face_rounds else None
+                             lay.FILL_COUNT, lay.FILL_BUDGET) if self.face_rounds else None
 
     def body(self, entry: str, doc: str) -> "Body":
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
@@ -406,9 +408,10 @@ class Body:
 
     # --- FACE on the GCM counter ---------------------------------------------------------
     def face_new_message(self, j0: Reg) -> None:
-        """A new nonce: no window is cached; the run of filled table entries stays when
-        counter bytes 0, 5 and 10 (nonce bytes, fixed for the whole message) are those it
-        was filled under, else it is emptied (kernels/face_fill.py)."""
+        """A new nonce: no window is cached; the run of filled table entries stays (and
+        fill batches may store freely) when counter bytes 0, 5 and 10 (nonce bytes, fixed
+        for the whole message) are those it was filled under, else it is emptied and only
+        this record's first fill batch stores (admission on second sight: face_fill.py)."""
         a, b, v = self.a, self.b, self.v
         a.mov(self.f("FACE_WINDOW", width=64), Imm(NO_WINDOW))
         v.store(self.f("SCRATCH"), j0)
@@ -418,7 +421,7 @@ class Body:
         a.mov(lo, self.f("SCRATCH", 8, width=64))
         a.bswap(lo)
         same = b.label("same_table")
-        keep_or_empty_table(b, self.ctx, lo, hi, same, self.k.run)
+        keep_or_empty_table(b, self.ctx, lo, hi, same, 1, self.k.run)
         b.bind(same)
 
     def _face_dispatch(self, c: Reg, labels: dict[str, Label]) -> Reg:
@@ -555,6 +558,7 @@ class Body:
             b.bind(labels["check"])
             with b.phase("face"):
                 back_if_filled(b, self.ctx, idx, BATCH * lanes, labels["fast"], self.k.run)
+                fill_allowed(b, self.ctx, labels["full"], self.k.run)
             body("fill", idx)
         with b.region(f"full-{region}"):
             b.bind(labels["full"])
