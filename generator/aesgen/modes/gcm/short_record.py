@@ -93,7 +93,7 @@ def short_record(g, nonce: Reg, aad: Reg, aad_len: Reg, inp: Reg, length: Reg, o
             load_short(g, blk, aad, aad_len, "PENDING", largest=16)
         with b.phase("ghash_multiply"):
             v.shuffle_bytes(blk, blk, h.bswap_mask())
-            acc = _mul_at(g, blk, pw, 0, acc)
+            acc = g.mul_power_at(blk, Mem(128, base=pw), acc)
         # J0 and the counter blocks: nonce || i + 1, big-endian in bytes 12..15
         with b.phase("counter"):
             base, hi = b.xmm(), b.xmm()
@@ -133,7 +133,7 @@ def short_record(g, nonce: Reg, aad: Reg, aad_len: Reg, inp: Reg, length: Reg, o
                     v.store(Mem(128, base=out, disp=16 * (j - 1)), c, aligned=False)
             with b.phase("ghash_multiply"):
                 v.shuffle_bytes(c, c, h.bswap_mask())
-                acc = _mul_at(g, c, pw, j, acc)
+                acc = g.mul_power_at(c, Mem(128, base=pw, disp=16 * j), acc)
         b.bind(hashed)
         with b.phase("reduction"):
             x = h.reduce(acc)
@@ -163,18 +163,7 @@ def short_record(g, nonce: Reg, aad: Reg, aad_len: Reg, inp: Reg, length: Reg, o
             store_short(g, dst, rem, y, "SCRATCH")
             v.shuffle_bytes(c, c, h.bswap_mask())
             a.lea(at, Mem(64, base=pw, index=at, disp=16))
-            acc = _mul_at(g, c, at, 0, acc)
+            acc = g.mul_power_at(c, Mem(128, base=at), acc)
             a.jmp(hashed)
         b.bind(done)
     return tag
-
-
-def _mul_at(g, y: Reg, pw: Reg, j: int, acc):
-    """acc += y * H^(n+2-j), the power at pw + 16 j (and its Karatsuba key as far past
-    H_KARATSUBA's start)."""
-    k = g.k
-    h = Mem(128, base=pw, disp=16 * j)
-    if k.karatsuba:
-        apart = k.layout.offset("H_KARATSUBA") - k.layout.offset("H_POWERS")
-        return g.hash.multiply_karatsuba(y, h, Mem(128, base=pw, disp=apart + 16 * j), acc)
-    return g.hash.multiply(y, h, acc)

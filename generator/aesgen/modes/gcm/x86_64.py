@@ -227,10 +227,16 @@ class Body:
 
     def mul_power(self, y: Reg, i: int, acc):
         """acc += y * H~^i (y's lanes by H~^i, H~^(i-1), ...), as the preset chose."""
+        return self.mul_power_at(y, self.power(i, y.width), acc)
+
+    def mul_power_at(self, y: Reg, h: Mem, acc):
+        """acc += y * the power of H at h in H_POWERS, schoolbook or Karatsuba as the preset
+        chose (Karatsuba's key for it stands as far into H_KARATSUBA)."""
         if self.k.karatsuba:
-            return self.hash.multiply_karatsuba(
-                y, self.power(i, y.width), self.power(i, y.width, "H_KARATSUBA"), acc)
-        return self.hash.multiply(y, self.power(i, y.width), acc)
+            apart = self.k.layout.offset("H_KARATSUBA") - self.k.layout.offset("H_POWERS")
+            return self.hash.multiply_karatsuba(y, h, Mem(h.width, h.base, h.index, h.scale,
+                                                          h.disp + apart, h.rip_label), acc)
+        return self.hash.multiply(y, h, acc)
 
     def hash_blocks(self, x: Reg, ptr: Reg, n: int, disp: int = 0, width: int = 128) -> None:
         """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr + disp: one
