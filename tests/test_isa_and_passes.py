@@ -9,7 +9,7 @@ import pytest
 
 from aesgen.dsl.builder import KernelBuilder
 from aesgen.dsl.ir import Function, Instruction
-from aesgen.dsl.operands import Imm, Label, Mem, Reg, gp
+from aesgen.dsl.operands import Imm, Label, Mem, Reg, gp, kmask
 from aesgen.emit.generate import ELF_NOTES
 from aesgen.isa.table import Form, load_table, parse_table
 from aesgen.kernels.ctr_kernel import build_kernel
@@ -25,7 +25,7 @@ from aesgen.targets import load_features
 
 TABLE = load_table("x86_64")
 KINDS = {"r8", "r32", "r64", "xmm", "ymm", "zmm", "m", "m8", "m32", "m64", "m128", "m256",
-         "m512", "imm8", "imm32", "imm64", "label"}
+         "m512", "imm8", "imm32", "imm64", "label", "k", "km", "kz"}
 ABI = SYSV_X86_64
 
 
@@ -405,6 +405,42 @@ def test_printer_refuses_virtual_registers():
     b.asm.ret()
     with pytest.raises(ValueError, match="virtual register"):
         print_function(b.build())
+
+
+def test_write_masks_print_on_the_destination_and_assemble(tmp_path):
+    """A masked tail: k = first n bytes, a zeroing masked load, a merging masked store. The
+    mask is read (liveness sees k1), printed after the destination in AT&T order, and the
+    real assembler accepts the result."""
+    from aesgen.kernels.vector_ops import VectorOps
+    from aesgen.passes.abi import sysv_with_vectors
+
+    b = builder("t_masked")
+    v = VectorOps(b, "evex")
+    b.asm.endbr64()
+    src, dst, n = b.gp(), b.gp(), b.gp()
+    for r, name in ((src, "rdi"), (dst, "rsi"), (n, "rdx")):
+        b.asm.mov(r, gp(name))
+    k = kmask(1)
+    v.first_bytes_mask(k, n)
+    x = b.vec(512)
+    v.load_masked(x, Mem(512, base=src), k)
+    v.keep_masked(x, x, k)
+    v.store_masked(Mem(512, base=dst), x, k)
+    b.asm.ret()
+    fn = compile_function(b.build(), sysv_with_vectors(32))
+    loads = [i for i in fn.instructions() if i.name == "vmovdqu8"]
+    assert all(k in i.registers_read() for i in loads)
+    text = print_function(fn)
+    assert re.search(r"vmovdqu8\t\(%rdi\), %zmm\d+\{%k1\}\{z\}", text), text
+    assert re.search(r"vmovdqu8\t%zmm\d+, \(%rsi\)\{%k1\}\n", text), text
+    assert "bzhiq\t%rdx," in text and "kmovq\t" in text
+    src_file = tmp_path / "masked.S"
+    src_file.write_text(text)
+    subprocess.run(["gcc", "-c", str(src_file), "-o", str(tmp_path / "masked.o")], check=True)
+    with pytest.raises(ValueError, match="k0|k1..k7"):
+        kmask(0)
+    with pytest.raises(ValueError, match="AVX-512"):
+        VectorOps(builder("t_sse"), "avx").first_bytes_mask(k, n)
 
 
 # --- calls between functions of one file ---------------------------------------------------

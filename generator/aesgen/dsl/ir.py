@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..isa.table import Form
-from .operands import Label, Mem, Operand, Reg, VList
+from .operands import Label, Masked, Mem, Operand, Reg, VList
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,8 @@ class Instruction:
                 regs.extend(op.regs)
             elif isinstance(op, Mem):
                 regs.extend(op.registers())
+            elif isinstance(op, Masked):
+                regs.append(op.reg)
         return regs
 
     def registers_written(self) -> list[Reg]:

@@ -21,6 +21,7 @@ VIRTUAL_BASE = 1000
 
 GP = "gp"
 VEC = "vec"
+KMASK = "k"          # AVX-512 opmask registers k1-k7 (physical only: the lowering names them)
 
 GP_NAMES = {
     64: ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
@@ -120,6 +121,8 @@ class Reg:
         """Operand kind used by the instruction tables: r8, r32, r64, xmm, ymm, zmm."""
         if self.cls == GP:
             return f"r{self.width}"
+        if self.cls == KMASK:
+            return "k"
         if self.cls == A64_GP:
             if self.id == A64_SP:
                 return "sp" if self.width == 64 else "wsp"
@@ -141,6 +144,8 @@ class Reg:
             return f"v{self.cls}{self.id}.{self.width}"
         if self.cls == GP:
             return GP_NAMES[self.width][self.id]
+        if self.cls == KMASK:
+            return f"k{self.id}"
         return f"{VEC_PREFIX[self.width]}{self.id}"
 
     def _a64_name(self) -> str:
@@ -171,6 +176,13 @@ def gp(name: str) -> Reg:
 
 def vec(n: int, width: int = 128) -> Reg:
     return Reg(VEC, n, width)
+
+
+def kmask(n: int) -> Reg:
+    """The AVX-512 opmask register k<n> (1..7; k0 cannot mask)."""
+    if not 1 <= n <= 7:
+        raise ValueError(f"opmask register k{n}: only k1..k7 can mask")
+    return Reg(KMASK, n, 64)
 
 
 RSP = gp("rsp")
@@ -301,7 +313,22 @@ class Label:
     kind = "label"
 
 
-Operand = Reg | Mem | Imm | Label | VList | Sym
+@dataclass(frozen=True)
+class Masked:
+    """An AVX-512 write mask on the instruction's destination: ``{%k1}`` (elements the mask
+    clears keep their old value; for a store, are not written) or with ``zero``, ``{%k1}{z}``
+    (they become 0). It is the last operand in the DSL (Intel order); the printer attaches
+    it to the destination. Kinds: ``km`` (merging) and ``kz`` (zeroing)."""
+
+    reg: Reg
+    zero: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "kz" if self.zero else "km"
+
+
+Operand = Reg | Mem | Imm | Label | VList | Sym | Masked
 
 
 def kind_matches(operand: Operand, allowed: str) -> bool:

@@ -11,7 +11,7 @@ The width comes from the register operands (a 512-bit view is a zmm register).
 from __future__ import annotations
 
 from ..dsl.builder import KernelBuilder
-from ..dsl.operands import Imm, Mem, Reg
+from ..dsl.operands import Imm, Masked, Mem, Reg
 
 EVEX_ROWS = ("evx", "evy", "evxst", "z", "x", "y", "xst", "yst")
 
@@ -231,3 +231,27 @@ class VectorOps:
     def shift_dwords_arith(self, dst: Reg, src: Reg, count: int) -> None:
         """dst = src >> count per signed 32-bit element (PSRAD): 31 spreads each sign bit."""
         self._shift("psrad", dst, src, count)
+
+    # --- AVX-512 byte masks: a tail without a byte loop ------------------------------------
+    def first_bytes_mask(self, k: Reg, n: Reg) -> None:
+        """k = a mask of the first n bytes (n in 0..64: BZHI of all ones, then KMOVQ).
+        n is kept."""
+        if not self.evex:
+            raise ValueError("byte masks need AVX-512 (the evex encoding)")
+        ones = self.b.gp()
+        self.b.asm.mov(ones, Imm(-1))
+        self._emit("bzhi", ones, ones, n)
+        self._emit("kmovq", k, ones)
+
+    def load_masked(self, dst: Reg, src: Mem, k: Reg) -> None:
+        """dst = the bytes at src that k selects, zero elsewhere; the others are not read
+        (a masked load does not fault on them: nothing past the buffer is touched)."""
+        self._emit("vmovdqu8", dst, src.at(dst.width), Masked(k, zero=True))
+
+    def store_masked(self, dst: Mem, src: Reg, k: Reg) -> None:
+        """The bytes of src that k selects to dst; the others are not written."""
+        self._emit("vmovdqu8", dst.at(src.width), src, Masked(k))
+
+    def keep_masked(self, dst: Reg, src: Reg, k: Reg) -> None:
+        """dst = the bytes of src that k selects, zero elsewhere."""
+        self._emit("vmovdqu8", dst, src, Masked(k, zero=True))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..dsl.ir import Comment, Function, Instruction, LabelDef
-from ..dsl.operands import Imm, Label, Mem, Reg
+from ..dsl.operands import Imm, Label, Masked, Mem, Reg
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,14 @@ def format_operand(op) -> str:
 
 
 def format_instruction(ins: Instruction) -> str:
-    ops = ", ".join(format_operand(op) for op in reversed(ins.operands))
+    operands = list(ins.operands)
+    if operands and isinstance(operands[-1], Masked):     # on the destination: {%k1}{z}
+        mask = operands.pop()
+        texts = [format_operand(op) for op in operands]
+        texts[0] += f"{{%{mask.reg.name()}}}" + ("{z}" if mask.zero else "")
+        ops = ", ".join(reversed(texts))
+    else:
+        ops = ", ".join(format_operand(op) for op in reversed(operands))
     text = f"\t{ins.form.mnemonic}\t{ops}" if ops else f"\t{ins.form.mnemonic}"
     if ins.comment:
         text = f"{text:<48}# {ins.comment}"
