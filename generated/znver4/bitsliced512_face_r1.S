@@ -2,7 +2,7 @@
  *
  * aesgen 0.1.0, preset znver4: kernel "bitsliced512-face-r1"
  *   AES-CTR (128-bit big-endian counter, as OpenSSL EVP_aes_*_ctr), method bitsliced,
- *   FACE level r1, 8 blocks per batch, EVEX encoding,
+ *   FACE level r1, 8 registers (32 blocks) per batch, EVEX encoding,
  *   key sizes 128, 192, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).

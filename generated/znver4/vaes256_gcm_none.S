@@ -2,7 +2,7 @@
  *
  * aesgen 0.1.0, preset znver4: kernel "vaes256-gcm-none"
  *   AES-GCM (NIST SP 800-38D), method vaes256,
- *   FACE level none, 8 blocks per batch, AVX encoding,
+ *   FACE level none, 8 registers (16 blocks) per batch, AVX encoding,
  *   key sizes 128, 192, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).

@@ -36,6 +36,12 @@ class CompiledKernel:
     timing_warning: str | None = None
     # (section, name, offset, size, doc) of a context built from declared fields
     context_fields: tuple = ()
+    batch_registers: int | None = None     # the skeleton's own batch, when not the preset's
+
+    @property
+    def interleave(self) -> int:
+        """Registers of blocks a batch in the kernel's loop."""
+        return self.batch_registers or self.spec.interleave
 
     @property
     def constant_time(self) -> bool:
@@ -50,7 +56,7 @@ class CompiledKernel:
         """Per-block counts of the mode's hot entry, by its report phases, per key size."""
         desc = mode(self.spec.mode)
         hot = self.functions[desc.hot_entry]
-        blocks = self.spec.interleave * self.spec.lanes
+        blocks = self.interleave * self.spec.lanes
         return {
             "steady_state": {str(bits): steady_state_counts(hot, bits, blocks, desc.phases)
                              for bits in self.spec.key_bits},
@@ -75,7 +81,7 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
          for entry, fn in built.functions.items()}, spec.arch)
     texts = {entry: print_function(fn) for entry, fn in functions.items()}
     return CompiledKernel(spec, functions, texts, built.ctx_size, built.timing_warning,
-                          built.context_fields)
+                          built.context_fields, built.interleave)
 
 
 def _with_callee_features(functions: dict[str, Function], arch: str) -> dict[str, Function]:

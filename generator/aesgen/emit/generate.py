@@ -172,7 +172,7 @@ def _kernel_view(ck: CompiledKernel, macro_prefix: str) -> dict:
         "constant_time": int(ck.constant_time), "features": feats,
         "feature_expr": " | ".join(f"{macro_prefix}CPU_{f}" for f in feats) or "0",
         "ctx_size": ck.ctx_size, "stem": spec.symbol_stem,
-        "macro": spec.symbol_stem.upper(), "interleave": spec.interleave,
+        "macro": spec.symbol_stem.upper(), "interleave": ck.interleave,
         "encoding": spec.encoding, "key_bits": spec.key_bits, "width": spec.width,
         "warning": timing_warning(ck),
     }
@@ -217,7 +217,7 @@ def _manifest_entry(ck: CompiledKernel) -> dict:
         "constant_time": ck.constant_time,
         **({"warning": timing_warning(ck)} if not ck.constant_time else {}),
         "features": list(ck.features),
-        "ctx_size": ck.ctx_size, "interleave": ck.spec.interleave,
+        "ctx_size": ck.ctx_size, "interleave": ck.interleave,
         "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec),
         "symbols": {entry: fn.symbol for entry, fn in ck.functions.items() if fn.exported},
         "instruction_counts": ck.stats(),

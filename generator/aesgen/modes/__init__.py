@@ -23,6 +23,9 @@ class BuiltKernel:
     timing_warning: str | None = None   # why the kernel is NOT constant time; None when it is
     # entry -> calling convention, where an entry departs from its instruction set's default
     abi: dict = field(default_factory=dict)
+    # registers of blocks a batch, where the skeleton departs from the preset's interleave
+    # (GCM on zmm runs 4 registers, 16 blocks, a batch)
+    interleave: int | None = None
 
 
 @dataclass(frozen=True)
@@ -65,10 +68,10 @@ GCM = ModeDescriptor(
     phases=("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop",
             "tail"),
     oracle="OpenSSL EVP_aes_*_gcm",
-    methods=("aesni", "vaes256"),
+    methods=("aesni", "vaes256", "vaes512"),
     needs=("PCLMULQDQ",),
-    method_needs=(("vaes256", ("VPCLMULQDQ",)),),
-    # the skeleton keeps to 16 registers and VEX forms on ymm; EVEX on zmm comes next
+    method_needs=(("vaes256", ("VPCLMULQDQ",)), ("vaes512", ("VPCLMULQDQ", "BMI2"))),
+    # the skeleton keeps to 16 registers and VEX forms on ymm; zmm is EVEX with 32
     encodings=((("vaes256", "evex"), "avx"),),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),
     nonce=(1, -1), tag=(4, 16))

@@ -72,9 +72,9 @@ class Products:
 
 
 class ClmulHash:
-    """The PCLMULQDQ hash engine on xmm (SSE or VEX encoding), and VPCLMULQDQ on ymm: a
-    ymm register holds two blocks, each multiplied by its own power of H in its lane; the
-    lanes are added (folded) before the one reduction."""
+    """The PCLMULQDQ hash engine on xmm (SSE or VEX encoding), and VPCLMULQDQ on ymm (VEX)
+    and zmm (EVEX): a wide register holds two or four blocks, each multiplied by its own
+    power of H in its lane; the lanes are added (folded) before the one reduction."""
 
     name = "clmul"
     features = ("PCLMULQDQ",)
@@ -156,16 +156,21 @@ class ClmulHash:
         return k
 
     def fold_lanes(self, p: Products) -> Products:
-        """The sum over the lanes of a wide sum of products, in xmm."""
+        """The sum over the lanes of a wide sum of products, in xmm (zmm: halves, then
+        lanes)."""
         if p.lo.width == 128:
             return p
-        if p.lo.width != 256:
-            raise ValueError("lane folding is written for ymm")
         b, v = self.b, self.v
         out = []
         for part in (p.lo, p.hi, p.mi):
+            if part.width == 512:                      # lanes 2, 3 onto lanes 0, 1
+                t = b.vec(256)
+                b.emit("vextracti64x4", t, part, Imm(1))
+                half = part.view(256)
+                v.xor(half, half, t)
+                part = half
             t = b.xmm()
-            b.emit("vextracti128", t, part, Imm(1))
+            b.emit("vextracti32x4" if v.evex else "vextracti128", t, part, Imm(1))
             low = part.view(128)
             v.xor(low, low, t)
             out.append(low)

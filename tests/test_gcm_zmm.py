@@ -1,0 +1,213 @@
+"""The zmm GCM kernels (vaes512-gcm-*) in the x86 emulator (aesgen.testing.x86emu), on any
+CPU: against the Python GCM model (model/gcm.py), with every buffer and the context placed
+against the end of their regions, so a read or write past them faults.
+
+What is particular to zmm, each checked here:
+  - the masked tail (a message's last bytes below one batch of 16 blocks: one AES batch,
+    byte-masked loads and stores, powers chosen by the length): every length 0..300 and
+    around two batches, seal and open, open in place;
+  - the streaming state it leaves (KEYSTREAM and PENDING of a partial block): messages
+    cut into pieces that end inside a register, continued by the next call;
+  - the 16-block batches with FACE: a run of TLS-style records (a static IV XOR a sequence
+    number) whose table fills and is then used (read in the context);
+  - inc32 wrapping inside the lanes of one register: a 16-byte nonce built so that J0
+    ends in 0xfffffff5 (J0 = N H^2 ^ L H is linear in N, so N is solved for).
+
+When this CPU has AVX-512, tests/test_gcm_kernels.py runs the same kernels natively too.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from aesgen.model import gcm as model
+from aesgen.model import gf128
+from aesgen.paths import GENERATED
+from aesgen.testing.x86emu import Machine, Program
+
+PRESETS = ("znver4", "sapphirerapids")
+
+
+def _zmm_aeads():
+    """One case per distinct kernel file (the presets emit the same vaes512 GCM code)."""
+    seen, params = set(), []
+    for preset in PRESETS:
+        data = json.loads((GENERATED / preset / "manifest.json").read_text())
+        for info in data["aeads"]:
+            if info["width"] != 512:
+                continue
+            text = (GENERATED / preset / info["file"]).read_text()
+            body = text[text.index("*/"):]
+            if body in seen:
+                continue
+            seen.add(body)
+            params.append(pytest.param(preset, info, id=f"{preset}:{info['name']}"))
+    return params
+
+
+AEADS = _zmm_aeads()
+
+
+def test_the_presets_have_zmm_gcm_kernels():
+    assert {p.values[1]["face"] for p in AEADS} == {"none", "r1", "r2"}
+
+
+class Emulated:
+    """One kernel in one emulated machine, with the context at the end of its region."""
+
+    def __init__(self, preset: str, info: dict) -> None:
+        self.info = info
+        self.m = Machine(Program.parse_files(str(GENERATED / preset / info["file"])))
+        self.ctx = self.m.alloc_end(info["ctx_size"])
+        assert self.ctx % 64 == 0
+        self.fields = {f["name"]: f for f in info["context_fields"]}
+
+    def buf(self, data: bytes) -> int:
+        return self.m.alloc_end(data) if data else 0
+
+    def call(self, entry: str, *args: int) -> int:
+        r = self.m.call(self.info["symbols"][entry], *args) & 0xFFFF_FFFF
+        return r - (1 << 32) if r >> 31 else r
+
+    def init(self, key: bytes) -> None:
+        assert self.call("init", self.ctx, self.buf(key), len(key)) == 0
+
+    def seal(self, nonce: bytes, aad: bytes, pt: bytes, tag_len: int = 16):
+        out, tag = self.m.alloc_end(len(pt)), self.m.alloc_end(tag_len)
+        r = self.call("seal", self.ctx, self.buf(nonce), len(nonce), self.buf(aad), len(aad),
+                      self.buf(pt), len(pt), out, tag, tag_len)
+        assert r == 0
+        return self.m.read(out, len(pt)), self.m.read(tag, tag_len)
+
+    def open(self, nonce: bytes, aad: bytes, ct: bytes, tag: bytes, *, in_place=False):
+        src = self.buf(ct)
+        out = src if in_place and ct else self.m.alloc_end(len(ct))
+        r = self.call("open", self.ctx, self.buf(nonce), len(nonce), self.buf(aad), len(aad),
+                      src, len(ct), out, self.buf(tag), len(tag))
+        return r, self.m.read(out, len(ct))
+
+    def field(self, name: str) -> int:
+        f = self.fields[name]
+        return int.from_bytes(self.m.read(self.ctx + f["offset"], f["size"]), "little")
+
+
+def _where(got: bytes, want: bytes) -> int:
+    return next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
+
+
+@pytest.mark.parametrize("preset, info", AEADS)
+def test_every_tail_length_seals_and_opens(preset, info):
+    """Lengths 0..300 (every tail shape: 0-3 whole registers, a partial block in each
+    lane, the short one-shot path below 65 bytes) and 500..530 (two batches and a tail);
+    every third length also through open, in place, and with a flipped tag bit."""
+    k = Emulated(preset, info)
+    rng = random.Random(512)
+    lengths = list(range(0, 301)) + list(range(500, 531))
+    if info["face"] != "none":            # the tail does not depend on FACE: a sample
+        lengths = lengths[::5]
+    for n, length in enumerate(lengths):
+        if n % 40 == 0:
+            key = rng.randbytes((16, 24, 32)[(n // 40) % 3])
+            k.init(key)
+        nonce, aad, pt = rng.randbytes(12), rng.randbytes(13 + n % 7), rng.randbytes(length)
+        ct, tag = k.seal(nonce, aad, pt)
+        want_ct, want_tag = model.seal(key, nonce, aad, pt, 16)
+        what = f"AES-{8 * len(key)}, {length} bytes"
+        assert ct == want_ct, f"{what}: ciphertext wrong from byte {_where(ct, want_ct)}"
+        assert tag == want_tag, f"{what}: tag wrong"
+        if n % 3 == 0:
+            assert k.open(nonce, aad, ct, tag, in_place=n % 2 == 0) == (0, pt), what
+            bad = bytes([tag[0] ^ 0x10]) + tag[1:]
+            assert k.open(nonce, aad, ct, bad) == (-1, bytes(length)), f"{what}: forgery"
+
+
+@pytest.mark.parametrize("preset, info", AEADS)
+def test_pieces_that_end_inside_a_register_continue_the_stream(preset, info):
+    k = Emulated(preset, info)
+    rng = random.Random(1024)
+    key = rng.randbytes(16)
+    k.init(key)
+    for case in range(12 if info["face"] == "none" else 4):
+        nonce = rng.randbytes(rng.choice((12, 12, 7, 20)))
+        aad, pt = rng.randbytes(rng.randint(0, 40)), rng.randbytes(rng.randint(1, 1100))
+        want_ct, want_tag = model.seal(key, nonce, aad, pt, 16)
+        for decrypt in (False, True):
+            assert k.call("start", k.ctx, k.buf(nonce), len(nonce)) == 0
+            assert k.call("aad", k.ctx, k.buf(aad), len(aad)) == 0
+            src, got, pos = (want_ct if decrypt else pt), b"", 0
+            while pos < len(src):
+                piece = min(len(src) - pos, rng.choice((1, 15, 17, 63, 65, 100, 200, 300)))
+                out = k.m.alloc_end(piece)
+                entry = "decrypt" if decrypt else "encrypt"
+                assert k.call(entry, k.ctx, k.buf(src[pos:pos + piece]), piece, out) == 0
+                got += k.m.read(out, piece)
+                pos += piece
+            what = f"case {case}, {len(pt)} bytes, {'decrypt' if decrypt else 'encrypt'}"
+            assert got == (pt if decrypt else want_ct), f"{what}: wrong from {_where(got, pt)}"
+            if decrypt:
+                assert k.call("finish_open", k.ctx, k.buf(want_tag), 16) == 0, what
+            else:
+                tag = k.m.alloc_end(16)
+                assert k.call("finish_seal", k.ctx, tag, 16) == 0
+                assert k.m.read(tag, 16) == want_tag, what
+
+
+@pytest.mark.parametrize("preset, info", [p for p in AEADS if p.values[1]["face"] != "none"])
+def test_tls_records_fill_the_face_table_and_use_it(preset, info):
+    """Records of a TLS 1.3 connection (nonce = static IV ^ sequence number): counter bytes
+    0, 5 and 10 stay, so the table is kept from record to record. Each record starts at
+    in15 = 2 and a batch never wraps in15, so 16-block batches fill entries 2..241: the
+    first record stores its first batch (admission on second sight), the second the rest;
+    from the third on, the batches start from the table (fewer AES rounds run)."""
+    k = Emulated(preset, info)
+    rng = random.Random(4096)
+    key, iv = rng.randbytes(16), rng.randbytes(12)
+    k.init(key)
+    rounds = []
+    for seq in range(4):
+        nonce = iv[:4] + bytes(a ^ b for a, b in zip(iv[4:], seq.to_bytes(8, "big")))
+        aad, pt = rng.randbytes(13), rng.randbytes(4096 + 37 * (seq in (1, 2)))
+        before = k.m.counts()["vaesenc"]
+        ct, tag = k.seal(nonce, aad, pt)
+        rounds.append(k.m.counts()["vaesenc"] - before)
+        assert (ct, tag) == model.seal(key, nonce, aad, pt, 16), f"record {seq}"
+        if seq == 0:
+            assert (k.field("FILL_START"), k.field("FILL_COUNT")) == (2, 16)
+    assert (k.field("FILL_START"), k.field("FILL_COUNT")) == (2, 240)
+    # AES-128: 9 AESENC a register of 4 blocks; FACE skips rounds 1..face of every batch
+    # whose entries are filled (15 of the 16 batches of 4 KiB)
+    skipped = {"r1": 1, "r2": 2}[info["face"]] * 4 * 15
+    assert rounds[0] - rounds[3] == skipped, rounds
+
+
+def _nonce_for_j0(key: bytes, j0: bytes) -> bytes:
+    """A 16-byte nonce N with GHASH_H(N || 0^64 || [128]_64) = j0: J0 = N H^2 ^ L H, so
+    N = (j0 ^ L H) H^-2 (H^-2 = H^(2^128 - 3) in GF(2^128))."""
+    h = gf128.from_block(model.hash_subkey(key))
+    length_block = gf128.from_block(bytes(8) + (128).to_bytes(8, "big"))
+    inv2, base, e = gf128.from_block(b"\x80" + bytes(15)), h, (1 << 128) - 3
+    while e:                                         # square and multiply; 1 is 0x80 00..
+        if e & 1:
+            inv2 = gf128.gf_mul(inv2, base)
+        base = gf128.gf_mul(base, base)
+        e >>= 1
+    target = gf128.from_block(j0) ^ gf128.gf_mul(length_block, h)
+    return gf128.to_block(gf128.gf_mul(target, inv2))
+
+
+@pytest.mark.parametrize("preset, info", [p for p in AEADS if p.values[1]["face"] == "none"])
+def test_inc32_wraps_inside_a_register(preset, info):
+    k = Emulated(preset, info)
+    rng = random.Random(32)
+    key = rng.randbytes(32)
+    k.init(key)
+    for low in (0xFFFFFFF5, 0xFFFFFFFE, 0xFFFFFF00 - 14):
+        j0 = rng.randbytes(12) + low.to_bytes(4, "big")
+        nonce = _nonce_for_j0(key, j0)
+        assert model.j0(model.hash_subkey(key), nonce) == j0
+        for length in (100, 700):
+            aad, pt = rng.randbytes(5), rng.randbytes(length)
+            assert k.seal(nonce, aad, pt) == model.seal(key, nonce, aad, pt, 16), \
+                f"J0 ending {low:#x}, {length} bytes"
