@@ -37,6 +37,7 @@ SubWord uses the same netlist on one register ("mask slices": each byte 0x00 or 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ..dsl.builder import KernelBuilder
@@ -69,6 +70,15 @@ def key_slices_size(spec: KernelSpec) -> int:
     return 15 * 8 * spec.width // 8
 
 
+@dataclass(frozen=True)
+class Area:
+    """Where one function finds the engine's part of the context: the context register and
+    the offset of the engine's area (the kernel layout's ``extra``). Passed down, never
+    kept: the engine holds nothing that depends on the order of calls."""
+    ctx: Reg
+    extra: int
+
+
 class BitslicedEngine(RoundEngine):
     """Rounds on 8 registers of bit slices; see the module docstring."""
 
@@ -98,16 +108,20 @@ class BitslicedEngine(RoundEngine):
         """Offset in the extra area of the filled-group flags (one byte a group)."""
         return key_slices_size(self.spec) + (SCRATCH_SLOTS + 16) * self.spec.width // 8
 
-    def _key_mem(self, k, r: int, i: int, width: int) -> Mem:
-        step = self.spec.width // 8
-        return Mem(width, base=self._ctx, disp=k.layout.extra + (8 * r + i) * step)
+    @staticmethod
+    def area(k, ctx: Reg) -> Area:
+        """The engine's area of kernel k's context, addressed from ctx."""
+        return Area(ctx, k.layout.extra)
 
-    def _slot(self, k, width: int):
-        base = k.layout.extra + key_slices_size(self.spec)
-        return lambda n: Mem(width, base=self._ctx, disp=base + n * width // 8)
+    def _key_mem(self, at: Area, r: int, i: int, width: int) -> Mem:
+        step = self.spec.width // 8
+        return Mem(width, base=at.ctx, disp=at.extra + (8 * r + i) * step)
+
+    def _slot(self, at: Area, width: int):
+        base = at.extra + key_slices_size(self.spec)
+        return lambda n: Mem(width, base=at.ctx, disp=base + n * width // 8)
 
     def prepare(self, k, b, v, ctx, bits) -> Keys:
-        self._ctx = ctx
         return Keys(ctx, None, self.spec.width)
 
     # --- constants --------------------------------------------------------------------
@@ -154,11 +168,11 @@ class BitslicedEngine(RoundEngine):
             for hi, lo in pairs:
                 self._swapmove(b, v, regs[hi], regs[lo], n, mask)
 
-    def _sbox(self, k, b, v, slices: list[Reg], strategy: str) -> list[Reg]:
+    def _sbox(self, at: Area, b, v, slices: list[Reg], strategy: str) -> list[Reg]:
         lowering, _ = sbox_lowering(strategy)
         width = slices[0].width
         outs = emit_lowering(b, v, lowering, [slices[7 - j] for j in range(8)],
-                             self._slot(k, width))
+                             self._slot(at, width))
         return [outs[7 - i] for i in range(8)]
 
     def _mix_columns(self, b, v, a: list[Reg], key, rot1, rot2,
@@ -197,8 +211,8 @@ class BitslicedEngine(RoundEngine):
         return ra
 
     # --- the round function -------------------------------------------------------------
-    def _key(self, k, r: int, width: int):
-        return lambda i: self._key_mem(k, r, i, width)
+    def _key(self, at: Area, r: int, width: int):
+        return lambda i: self._key_mem(at, r, i, width)
 
     def _rotations(self, b, r: int, width: int, nr: int) -> tuple[Mem, Mem]:
         """Row-rotation controls for round r's MixColumns (the state is in layout(r, nr))."""
@@ -206,14 +220,15 @@ class BitslicedEngine(RoundEngine):
         return (self._const(b, f"rot1_l{(r - nr) % 4}", rotation(ROT1, pi), width),
                 self._const(b, f"rot2_l{(r - nr) % 4}", rotation(ROT2, pi), width))
 
-    def _round(self, k, b, v, slices: list[Reg], key, rotations,
+    def _round(self, at: Area, b, v, slices: list[Reg], key, rotations,
                dest: list[Reg] | None = None) -> list[Reg]:
         """SubBytes, MixColumns, AddRoundKey (key(i) = slice i's operand); ShiftRows is a
         change of layout, folded into the rotations and the round keys."""
-        slices = self._sbox(k, b, v, slices, self.strategy)
+        slices = self._sbox(at, b, v, slices, self.strategy)
         return self._mix_columns(b, v, slices, key, *rotations, dest)
 
-    def _round_loop(self, k, b, v, slices: list[Reg], lo: int, hi: int, nr: int) -> list[Reg]:
+    def _round_loop(self, at: Area, b, v, slices: list[Reg], lo: int, hi: int,
+                    nr: int) -> list[Reg]:
         """Rounds lo..hi (all with MixColumns) as a counted loop over the round keys: the
         body is emitted once (a bit-sliced round is ~200 instructions)."""
         a, width = b.asm, slices[0].width
@@ -221,7 +236,7 @@ class BitslicedEngine(RoundEngine):
         wb = width // 8
         with b.phase("rounds_3_nr"):
             kp, n, cp = b.gp(), b.gp(), b.gp()
-            a.lea(kp, Mem(8, base=self._ctx, disp=k.layout.extra + lo * step))
+            a.lea(kp, Mem(8, base=at.ctx, disp=at.extra + lo * step))
             # the rotations of the 4 layouts, 4 times over: round r's at (r - nr) % 4
             table = b.const(f"bs_rotations{width}", b"".join(
                 bytes(rotation(rot, layout(j, 0))) * (width // 128)
@@ -239,9 +254,9 @@ class BitslicedEngine(RoundEngine):
                 key = lambda i: Mem(width, base=kp, disp=i * self.spec.width // 8)
                 rotations = (Mem(width, base=cp), Mem(width, base=cp, disp=wb))
                 if v.evex:
-                    self._round(k, b, v, body, key, rotations, dest=slices)
+                    self._round(at, b, v, body, key, rotations, dest=slices)
                 else:
-                    for x, y in zip(slices, self._round(k, b, v, body, key, rotations)):
+                    for x, y in zip(slices, self._round(at, b, v, body, key, rotations)):
                         v.copy(x, y)
                 a.add(kp, Imm(step))
                 a.add(cp, Imm(2 * wb))
@@ -252,7 +267,6 @@ class BitslicedEngine(RoundEngine):
     def rounds(self, k, b, v, keys, blocks, first, last, nr) -> list[Reg] | None:
         """Rounds first..last on byte-order blocks: transpose in, rounds, transpose out."""
         width = blocks[0].width
-        self._ctx = keys.ctx
         if first == 0:
             key0 = keys.get(b, v, 0, width)
             for x in blocks:
@@ -261,7 +275,7 @@ class BitslicedEngine(RoundEngine):
         if first > last:
             return None
         slices = self.to_slices(b, v, blocks, first - 1, nr)
-        slices = self.slice_rounds(k, b, v, slices, first, last, nr)
+        slices = self.slice_rounds(self.area(k, keys.ctx), b, v, slices, first, last, nr)
         # the results stay where they are: the skeleton continues with these registers
         # (copying them back into ``blocks`` would give those a second live range)
         return self.from_slices(b, v, slices, last, nr, len(blocks))
@@ -290,26 +304,27 @@ class BitslicedEngine(RoundEngine):
                                           f"unlayout{(last - nr) % 4}", width)
         return slices[:n]
 
-    def slice_rounds(self, k, b, v, slices: list[Reg], first: int, last: int,
+    def slice_rounds(self, at: Area, b, v, slices: list[Reg], first: int, last: int,
                      nr: int) -> list[Reg]:
-        """Rounds first..last (first >= 1) on slices in layout(first - 1, nr)."""
+        """Rounds first..last (first >= 1) on slices in layout(first - 1, nr), the round
+        keys' slices read from ``at``."""
         width = slices[0].width
         middle_end = min(last, nr - 1)
         loop_from = max(first, 3)
         for r in range(first, min(middle_end, 2) + 1):
             with b.phase("rounds_0_2"):
-                slices = self._round(k, b, v, slices, self._key(k, r, width),
+                slices = self._round(at, b, v, slices, self._key(at, r, width),
                                      self._rotations(b, r, width, nr))
         if middle_end - loop_from + 1 >= 2:
-            slices = self._round_loop(k, b, v, slices, loop_from, middle_end, nr)
+            slices = self._round_loop(at, b, v, slices, loop_from, middle_end, nr)
         elif middle_end == loop_from:
             with b.phase("rounds_3_nr"):
-                slices = self._round(k, b, v, slices, self._key(k, loop_from, width),
+                slices = self._round(at, b, v, slices, self._key(at, loop_from, width),
                                      self._rotations(b, loop_from, width, nr))
         if last == nr:
             with b.phase("rounds_3_nr" if nr > 2 else "rounds_0_2"):
-                slices = self._sbox(k, b, v, slices, self.strategy)
-                key = self._key(k, nr, width)
+                slices = self._sbox(at, b, v, slices, self.strategy)
+                key = self._key(at, nr, width)
                 for i, x in enumerate(slices):
                     v.xor(x, x, key(i))
         return slices
@@ -319,9 +334,9 @@ class BitslicedEngine(RoundEngine):
         """Offset in the extra area of the window's FACE cache in slice form (8 registers)."""
         return key_slices_size(self.spec) + (SCRATCH_SLOTS + 8) * self.spec.width // 8
 
-    def sliced_cache(self, k, i: int, width: int) -> Mem:
+    def sliced_cache(self, at: Area, i: int, width: int) -> Mem:
         """Slice i of the window's FACE cache (C1 or C2 in every block), in the context."""
-        return Mem(width, base=self._ctx, disp=k.layout.extra + self.sliced_cache_offset()
+        return Mem(width, base=at.ctx, disp=at.extra + self.sliced_cache_offset()
                    + i * self.spec.width // 8)
 
     def store_sliced_cache(self, k, b, v, ctx: Reg, cache: Reg, after: int, nr: int) -> None:
@@ -329,7 +344,7 @@ class BitslicedEngine(RoundEngine):
         ``after`` of the window's first block) as if every block of a batch held it: slice i
         byte q = 0xff where bit i of byte layout(after)[q] is set. A FACE table entry XORed
         with these is a batch's state after round ``after``, already in slice form."""
-        self._ctx = ctx
+        at = self.area(k, ctx)
         width = self.spec.width
         x = b.xmm()
         v.copy(x, cache)
@@ -337,11 +352,11 @@ class BitslicedEngine(RoundEngine):
                                       f"layout{(after - nr) % 4}", 128)
         for i, s in enumerate(self._to_slices(b, v, x, 128)):
             if width == 128:
-                v.store(self.sliced_cache(k, i, 128), s)
+                v.store(self.sliced_cache(at, i, 128), s)
             else:
                 wide = b.vec(width)
                 v.broadcast_register(wide, s)
-                v.store(self.sliced_cache(k, i, width), wide, aligned=False)
+                v.store(self.sliced_cache(at, i, width), wide, aligned=False)
 
     # --- key schedule ------------------------------------------------------------------
     def _to_slices(self, b, v, x: Reg, width: int) -> list[Reg]:
@@ -358,11 +373,11 @@ class BitslicedEngine(RoundEngine):
             out.append(s)
         return out
 
-    def _sub_word_xmm(self, k, b, v, w: Reg) -> None:
+    def _sub_word_xmm(self, at: Area, b, v, w: Reg) -> None:
         x = b.xmm()
         v.load_u32(x, w.w32)
         slices = self._to_slices(b, v, x, 128)
-        outs = self._sbox(k, b, v, slices, KEY_SCHEDULE_STRATEGY[self.spec.encoding])
+        outs = self._sbox(at, b, v, slices, KEY_SCHEDULE_STRATEGY[self.spec.encoding])
         acc = b.xmm()
         for i, s in enumerate(outs):
             if i == 0:
@@ -374,23 +389,22 @@ class BitslicedEngine(RoundEngine):
         if self.constant:
             b.emit("xor", w.w32, Imm(self.constant * 0x01010101))
 
-    def expand_key(self, b, v, ctx, key, bits) -> None:
-        self._ctx = ctx
-        super().expand_key(b, v, ctx, key, bits)
-        self._slice_round_keys(b, v, ctx, bits)
+    def expand_key(self, k, b, v, ctx, key, bits) -> None:
+        super().expand_key(k, b, v, ctx, key, bits)
+        self._slice_round_keys(self.area(k, ctx), b, v, ctx, bits)
 
-    def sub_word(self, b, v, w) -> None:
-        self._sub_word_xmm(self._k, b, v, w)
+    def sub_word(self, k, b, v, ctx, w) -> None:
+        self._sub_word_xmm(self.area(k, ctx), b, v, w)
 
-    def sub_rot_word(self, b, v, w, rcon: int) -> None:
+    def sub_rot_word(self, k, b, v, ctx, w, rcon: int) -> None:
         b.emit("ror", w.w32, Imm(8))
-        self._sub_word_xmm(self._k, b, v, w)
+        self._sub_word_xmm(self.area(k, ctx), b, v, w)
         b.emit("xor", w.w32, Imm(rcon))
 
-    def _slice_round_keys(self, b, v, ctx, bits) -> None:
+    def _slice_round_keys(self, at: Area, b, v, ctx, bits) -> None:
         """Round keys 1..Nr as slices, each in its round's layout(r, nr), the S-box constant
         added, each stored at the kernel's width."""
-        k, nr, width = self._k, ROUNDS[bits], self.spec.width
+        nr, width = ROUNDS[bits], self.spec.width
         for r in range(1, nr + 1):
             x = b.xmm()
             v.load(x, Mem(128, base=ctx, disp=L.ROUND_KEYS + 16 * r))
@@ -399,12 +413,8 @@ class BitslicedEngine(RoundEngine):
                 if self.constant >> i & 1:
                     v.xor(s, s, b.const("ones128", b"\xff" * 16))
                 if width == 128:
-                    v.store(self._key_mem(k, r, i, 128), s)
+                    v.store(self._key_mem(at, r, i, 128), s)
                 else:
                     wide = b.vec(width)
                     v.broadcast_register(wide, s)
-                    v.store(self._key_mem(k, r, i, width), wide, aligned=False)
-
-    def bind(self, k) -> None:
-        """The kernel whose context layout the engine addresses."""
-        self._k = k
+                    v.store(self._key_mem(at, r, i, width), wide, aligned=False)

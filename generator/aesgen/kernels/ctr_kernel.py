@@ -58,7 +58,6 @@ class Kernel:
         self.engine: RoundEngine = engine_for(spec)
         self.layout = L.layout_for(spec.face, self.engine.r1_entry(),
                                    self.engine.context_extra())
-        self.engine.bind(self)
         self.r1_entry = self.layout.r1_entry
 
     def builder(self, entry: str, doc: str) -> tuple[KernelBuilder, VectorOps]:
@@ -102,7 +101,7 @@ def build_init(k: Kernel) -> Function:
     b.bind(accepted)
     with b.phase("clear_context"):     # re-keying forgets every byte of the old key's state
         _zero_context(k, b, v, ctx)
-    expand_by_size(b, v, k.engine, ctx, key, key_len, k.spec.key_bits, mem(32, ctx, L.KEY_BITS),
+    expand_by_size(k, b, v, k.engine, ctx, key, key_len, k.spec.key_bits, mem(32, ctx, L.KEY_BITS),
                    common)
     b.bind(common)
     a.mov(mem(64, ctx, L.TAG_HI), Imm(L.NO_TABLE))

@@ -10,7 +10,7 @@ kernels, which have 32 registers) or loaded (broadcast) once per round per batch
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Mem, Reg
@@ -49,10 +49,13 @@ def compose(first: list[int], then: list[int]) -> list[int]:
 
 @dataclass
 class Keys:
-    """Round-key access for one key size: resident registers, or loads from the context."""
+    """What ``prepare`` hands one function for one key size: round-key access (resident
+    registers, or loads from the context) and any constants the engine keeps in registers
+    there. The engine itself keeps nothing between calls."""
     ctx: Reg
     resident: list[Reg] | None
     width: int
+    constants: dict = field(default_factory=dict)     # name -> register, this function's
 
     def get(self, b: KernelBuilder, v: VectorOps, r: int, width: int) -> Reg:
         if self.resident is not None:
@@ -76,9 +79,6 @@ class RoundEngine:
         """Bytes a block of the FACE rd1+ table: column 0 only (4) on xmm, 16 where one
         wide load must fetch the entries of a register's lanes."""
         return 4 if self.spec.width == 128 else 16
-
-    def bind(self, k) -> None:
-        """Called once with the kernel being built."""
 
     def __init__(self, spec: KernelSpec) -> None:
         self.spec = spec
@@ -111,8 +111,10 @@ class RoundEngine:
         registers now holding the blocks, or None when they are ``blocks`` themselves."""
         raise NotImplementedError
 
-    def expand_key(self, b: KernelBuilder, v: VectorOps, ctx: Reg, key: Reg, bits: int) -> None:
-        """FIPS-197 5.2 word by word; words live in the context, SubWord per engine."""
+    def expand_key(self, k, b: KernelBuilder, v: VectorOps, ctx: Reg, key: Reg,
+                   bits: int) -> None:
+        """FIPS-197 5.2 word by word; words live in the context, SubWord per engine (given
+        the kernel and its context, for an engine that keeps scratch there)."""
         a = b.asm
         nk, nr = bits // 32, ROUNDS[bits]
         w = b.gp()
@@ -122,16 +124,16 @@ class RoundEngine:
         for i in range(nk, 4 * (nr + 1)):
             a.mov(w.w32, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * (i - 1)))
             if i % nk == 0:
-                self.sub_rot_word(b, v, w, RCON[i // nk - 1])
+                self.sub_rot_word(k, b, v, ctx, w, RCON[i // nk - 1])
             elif nk == 8 and i % nk == 4:
-                self.sub_word(b, v, w)
+                self.sub_word(k, b, v, ctx, w)
             a.xor(w.w32, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * (i - nk)))
             a.mov(Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i), w.w32)
 
-    def sub_word(self, b, v, w) -> None:
+    def sub_word(self, k, b, v, ctx, w) -> None:
         raise NotImplementedError
 
-    def sub_rot_word(self, b, v, w, rcon: int) -> None:
+    def sub_rot_word(self, k, b, v, ctx, w, rcon: int) -> None:
         raise NotImplementedError
 
 
@@ -161,10 +163,10 @@ class AesEngine(RoundEngine):
             b.emit(f"{pre}pshufd", y, y, Imm(select))
         v.store_u32(w.w32, y)
 
-    def sub_word(self, b, v, w) -> None:
+    def sub_word(self, k, b, v, ctx, w) -> None:
         self._assist(b, v, w, 0, None)
 
-    def sub_rot_word(self, b, v, w, rcon: int) -> None:
+    def sub_rot_word(self, k, b, v, ctx, w, rcon: int) -> None:
         self._assist(b, v, w, rcon, 0x55)
 
 
@@ -196,13 +198,12 @@ class GfniEngine(RoundEngine):
 
     def prepare(self, k, b, v, ctx, bits) -> Keys:
         keys = super().prepare(k, b, v, ctx, bits)
-        self._consts = {}
         if self.fits(v, 0):
             # the constants live in registers too (the round keys may not fit beside them)
             for name in ("sbox", "sr", "rot1sr", "rot2", "two"):
                 reg = b.vec(self.spec.width)
                 v.load(reg, self._const_mem(b, name, self.spec.width), aligned=True)
-                self._consts[name] = reg
+                keys.constants[name] = reg
         return keys
 
     def _const_bytes(self, name: str) -> bytes:
@@ -220,8 +221,8 @@ class GfniEngine(RoundEngine):
         return b.const(f"gfni_{name}{width}", self._const_bytes(name) * lanes,
                        align=width // 8)
 
-    def _c(self, b, name: str, width: int) -> Reg | Mem:
-        reg = self._consts.get(name)
+    def _c(self, keys: Keys, b, name: str, width: int) -> Reg | Mem:
+        reg = keys.constants.get(name)
         if reg is not None:
             return reg.view(width)
         return self._const_mem(b, name, width)
@@ -235,17 +236,17 @@ class GfniEngine(RoundEngine):
                     v.xor(x, x, key)
                     continue
                 y = b.vec(width)
-                v.affine_inverse(y, x, self._c(b, "sbox", width), SBOX_CONSTANT)
+                v.affine_inverse(y, x, self._c(keys, b, "sbox", width), SBOX_CONSTANT)
                 if r == nr:
-                    v.shuffle_bytes(x, y, self._c(b, "sr", width))
+                    v.shuffle_bytes(x, y, self._c(keys, b, "sr", width))
                     v.xor(x, x, key)
                     continue
                 p, q, d, e = (b.vec(width) for _ in range(4))
-                v.shuffle_bytes(p, y, self._c(b, "sr", width))
-                v.shuffle_bytes(q, y, self._c(b, "rot1sr", width))
+                v.shuffle_bytes(p, y, self._c(keys, b, "sr", width))
+                v.shuffle_bytes(q, y, self._c(keys, b, "rot1sr", width))
                 v.xor(p, p, q)                                   # p = u
-                self._double(b, v, d, p, width)
-                v.shuffle_bytes(e, p, self._c(b, "rot2", width))
+                self._double(keys, b, v, d, p, width)
+                v.shuffle_bytes(e, p, self._c(keys, b, "rot2", width))
                 if v.evex:
                     v.copy(x, d)
                     v.ternary(x, q, e, XOR3)
@@ -255,11 +256,11 @@ class GfniEngine(RoundEngine):
                     v.xor(x, x, e)
                     v.xor(x, x, key)
 
-    def _double(self, b, v, dst, src, width) -> None:
+    def _double(self, keys: Keys, b, v, dst, src, width) -> None:
         if self.DOUBLING == "affine":
-            v.affine(dst, src, self._c(b, "two", width), 0)
+            v.affine(dst, src, self._c(keys, b, "two", width), 0)
         else:
-            v.gf_multiply(dst, src, self._c(b, "two", width))
+            v.gf_multiply(dst, src, self._c(keys, b, "two", width))
 
     def _subword_xmm(self, b, v, w) -> None:
         x = b.xmm()
@@ -267,10 +268,10 @@ class GfniEngine(RoundEngine):
         v.affine_inverse(x, x, self._const_mem(b, "sbox", 128), SBOX_CONSTANT)
         v.store_u32(w.w32, x)
 
-    def sub_word(self, b, v, w) -> None:
+    def sub_word(self, k, b, v, ctx, w) -> None:
         self._subword_xmm(b, v, w)
 
-    def sub_rot_word(self, b, v, w, rcon: int) -> None:
+    def sub_rot_word(self, k, b, v, ctx, w, rcon: int) -> None:
         b.emit("ror", w.w32, Imm(8))          # RotWord: bytes (a0 a1 a2 a3) -> (a1 a2 a3 a0)
         self._subword_xmm(b, v, w)
         b.emit("xor", w.w32, Imm(rcon))

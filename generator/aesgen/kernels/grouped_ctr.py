@@ -102,9 +102,9 @@ def _group(k, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, mode: str) -
             for i in range(n_regs):
                 x = b.vec(width)
                 v.load(x, mem(width, entry, wb * i), aligned=False)
-                v.xor(x, x, eng.sliced_cache(k, i, width))   # 64-aligned
+                v.xor(x, x, eng.sliced_cache(eng.area(k, s.ctx), i, width))   # 64-aligned
                 slices.append(x)
-        slices = eng.slice_rounds(k, b, v, slices, skip + 1, nr, nr)
+        slices = eng.slice_rounds(eng.area(k, s.ctx), b, v, slices, skip + 1, nr, nr)
         return eng.from_slices(b, v, slices, nr, nr, n_regs)
     with b.phase("counter"):
         g_lo = b.gp()
@@ -118,12 +118,12 @@ def _group(k, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, mode: str) -
         spread_blocks(b, v, regs, keyed, v.xor)       # offsets < B: XOR equals add
     slices = eng.to_slices(b, v, regs, 0, nr)
     if mode == "fill":
-        slices = eng.slice_rounds(k, b, v, slices, 1, skip, nr)
+        slices = eng.slice_rounds(eng.area(k, s.ctx), b, v, slices, 1, skip, nr)
         with b.phase("table_fill"):
             _store_entry(k, b, v, s, slices, first)
-        slices = eng.slice_rounds(k, b, v, slices, skip + 1, nr, nr)
+        slices = eng.slice_rounds(eng.area(k, s.ctx), b, v, slices, skip + 1, nr, nr)
     else:
-        slices = eng.slice_rounds(k, b, v, slices, 1, nr, nr)
+        slices = eng.slice_rounds(eng.area(k, s.ctx), b, v, slices, 1, nr, nr)
     return eng.from_slices(b, v, slices, nr, nr, n_regs)
 
 
@@ -157,7 +157,7 @@ def _store_entry(k, b: KernelBuilder, v: VectorOps, s: Stream, slices: list[Reg]
     entry = _entry_address(k, b, s, first)
     e = b.vec(width)
     for i, x in enumerate(slices):
-        v.xor(e, x, eng.sliced_cache(k, i, width))
+        v.xor(e, x, eng.sliced_cache(eng.area(k, s.ctx), i, width))
         v.store(mem(width, entry, wb * i), e, aligned=False)
     flag = _group_flag(k, b, s, first)
     counted = b.label("group_counted")

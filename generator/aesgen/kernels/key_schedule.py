@@ -16,10 +16,10 @@ def accept_key_length(b: KernelBuilder, key_len: Reg, sizes: tuple[int, ...],
         b.asm.je(accepted)
 
 
-def expand_by_size(b: KernelBuilder, v, schedule, ctx: Reg, key: Reg, key_len: Reg,
+def expand_by_size(k, b: KernelBuilder, v, schedule, ctx: Reg, key: Reg, key_len: Reg,
                    sizes: tuple[int, ...], key_bits: Mem, done: Label) -> None:
-    """Expand the key for its size (key_len already accepted), store the size in bits at
-    ``key_bits`` and jump to ``done``."""
+    """Expand the key for its size (key_len already accepted) into kernel k's context,
+    store the size in bits at ``key_bits`` and jump to ``done``."""
     a = b.asm
     per_size = {bits: b.label(f"key{bits}") for bits in sizes}
     for bits, label in per_size.items():
@@ -28,6 +28,6 @@ def expand_by_size(b: KernelBuilder, v, schedule, ctx: Reg, key: Reg, key_len: R
     for bits, label in per_size.items():
         b.bind(label)
         with b.phase("key_expansion"):
-            schedule.expand_key(b, v, ctx, key, bits)
+            schedule.expand_key(k, b, v, ctx, key, bits)
             a.mov(key_bits, Imm(bits))
         a.jmp(done)

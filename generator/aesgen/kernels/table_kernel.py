@@ -211,7 +211,7 @@ def counter_state(b: KernelBuilder, ctx: Reg, lo: Reg) -> list[Reg]:
 class ScalarKeySchedule(RoundEngine):
     """FIPS-197 key expansion (RoundEngine.expand_key) with SubWord by byte S-box lookups."""
 
-    def sub_word(self, b: KernelBuilder, v, w: Reg) -> None:
+    def sub_word(self, k, b: KernelBuilder, v, ctx: Reg, w: Reg) -> None:
         a = b.asm
         tb, acc = b.gp(), b.gp()
         a.lea(tb, b.const("sbox", bytes(SBOX)))
@@ -232,9 +232,9 @@ class ScalarKeySchedule(RoundEngine):
                 b.emit("or", acc, x)
         a.mov(w.w32, acc.w32)
 
-    def sub_rot_word(self, b: KernelBuilder, v, w: Reg, rcon: int) -> None:
+    def sub_rot_word(self, k, b: KernelBuilder, v, ctx: Reg, w: Reg, rcon: int) -> None:
         b.emit("ror", w.w32, Imm(8))          # RotWord: bytes (a0 a1 a2 a3) -> (a1 a2 a3 a0)
-        self.sub_word(b, v, w)
+        self.sub_word(k, b, v, ctx, w)
         b.emit("xor", w.w32, Imm(rcon))
 
 
@@ -283,7 +283,7 @@ def build_init(k: TableKernel) -> Function:
     b.bind(accepted)
     with b.phase("clear_context"):     # re-keying forgets every byte of the old key's state
         _zero_context(k, b, ctx)
-    expand_by_size(b, None, ScalarKeySchedule(k.spec), ctx, key, key_len, k.spec.key_bits,
+    expand_by_size(k, b, None, ScalarKeySchedule(k.spec), ctx, key, key_len, k.spec.key_bits,
                    _m(32, ctx, L.KEY_BITS), common)
     b.bind(common)
     a.mov(_m(64, ctx, L.TAG_HI), Imm(L.NO_TABLE))

@@ -888,7 +888,7 @@ def build_init(k: GcmKernel) -> Function:
     b.bind(accepted)
     with b.phase("clear_context"):                  # a new key forgets all of the old
         zero_context(b, v, ctx, k.layout.size, k.spec.width, aligned=k.spec.width == 128)
-    expand_by_size(b, v, k.engine, ctx, key, key_len, k.spec.key_bits,
+    expand_by_size(k, b, v, k.engine, ctx, key, key_len, k.spec.key_bits,
                    g.f("KEY_BITS", width=32), hashed)
     b.bind(hashed)
     with b.phase("hash_key"):
