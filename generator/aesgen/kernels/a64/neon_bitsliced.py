@@ -81,7 +81,7 @@ not transpose at every call boundary the skeleton offers:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ...dsl.builder import KernelBuilder
@@ -130,9 +130,14 @@ def sbox_lowering(strategy: str) -> tuple[Lowering, int]:
 
 @dataclass
 class BsKeys:
+    """What prepare hands one function: the context, the constants' address, the key size,
+    and the rounds this function's batches have deferred or run ahead (the engine keeps
+    nothing between calls)."""
     ctx: Reg
     base: Reg           # address of the constants blob
     bits: int
+    pending: "_Pending | None" = None
+    ahead: set = field(default_factory=set)   # blocks whose last round already ran
 
 
 @dataclass
@@ -153,8 +158,6 @@ class NeonBitslicedEngine(A64Engine):
         self.sha3 = spec.encoding == "neon-sha3"
         self.lowering, self.constant = sbox_lowering(self.strategy)
         self.origin = ORIGIN[spec.face]
-        self._pending: _Pending | None = None
-        self._ahead: set = set()
         # the S-box's peak plus the skeleton's counter step and FACE cache
         if self.lowering.max_live + 2 > 32:
             raise ValueError(f"{spec.name}: the {self.strategy} S-box needs "
@@ -175,30 +178,30 @@ class NeonBitslicedEngine(A64Engine):
             raise ValueError("rounds() stops before the last round; use last_round()")
         ids = tuple(x.key for x in blocks)
         start = first
-        if self._pending is not None:
-            p = self._pending
+        if keys.pending is not None:
+            p = keys.pending
             if p.regs != ids or first != p.last + 1:
                 raise RuntimeError(f"deferred rounds {p.start}..{p.last} were not continued "
                                    f"(next call: rounds {first}..{last} on other registers)")
-            start, self._pending = p.start, None
+            start, keys.pending = p.start, None
         if last < nr - 1 and (first > 0 or self.spec.face == "none"):
-            self._pending = _Pending(ids, start, last)
+            keys.pending = _Pending(ids, start, last)
             return
         stop = nr if last == nr - 1 else last
         self._compute(k, b, keys, blocks, start, stop, nr)
         if stop == nr:
-            self._ahead |= set(ids)
+            keys.ahead |= set(ids)
 
     def table_rounds(self, k, b, keys, blocks, cache, level, last, nr) -> None:
         with b.phase("rounds_0_2"):
             for x in blocks:
                 b.asm.eor(x.b16, x.b16, cache.b16)
-        if self._pending is not None:
+        if keys.pending is not None:
             raise RuntimeError("table_rounds while rounds are deferred")
-        self._pending = _Pending(tuple(x.key for x in blocks), level + 1, last)
+        keys.pending = _Pending(tuple(x.key for x in blocks), level + 1, last)
 
     def last_round(self, k, b, keys, blocks, nr, data=None) -> None:
-        if not all(x.key in self._ahead for x in blocks):
+        if not all(x.key in keys.ahead for x in blocks):
             raise RuntimeError("last_round on blocks whose rounds were not computed by "
                                "rounds(..., Nr-1)")
         if data is not None:

@@ -98,11 +98,15 @@ KEY_ROWS = 15 * ROW_BYTES           # rounds 0..14
 
 @dataclass
 class TblKeys:
+    """What prepare hands one function, and what its rounds left in registers for the next
+    engine call of the same batch (the engine itself keeps nothing between calls)."""
     sbox: list[list[Reg]]   # 4 groups of 4 consecutive registers: S[64 q : 64 q + 64]
     c40: Reg                # 0x40 in every byte (the S-box quarter step)
     c1b: Reg                # 0x1b in every byte (xtime reduction)
     rows: Reg               # GPR: ctx + layout.extra (the transposed round keys)
     ctx: Reg
+    rows_left: tuple | None = None      # (block keys, round, body position, row registers)
+    stream_left: tuple | None = None    # the same for the keystream of the last round
 
 
 def _m(width: int, base: Reg, disp: int = 0, wb: str = "") -> Mem:
@@ -113,11 +117,6 @@ class NeonTblEngine(A64Engine):
     """TBL/TBX S-box, seed 003's transposed MixColumns on 4 blocks."""
 
     GROUP = 4
-
-    def __init__(self, spec) -> None:
-        super().__init__(spec)
-        self._rows = None          # (block keys, round, body position, row registers)
-        self._pending = None       # the same for the keystream of the last round
 
     def registers(self, bits: int) -> int:
         return 16 + 2
@@ -279,7 +278,7 @@ class NeonTblEngine(A64Engine):
         if first > last:
             return
         a = b.asm
-        x = self._take(b, self._rows, blocks, first - 1)
+        x = self._take(b, keys.rows_left, blocks, first - 1)
         if x is None:
             src = list(blocks) + [blocks[0]] * (self.GROUP - len(blocks))
             x = [b.vec(128) for _ in range(4)]
@@ -298,7 +297,7 @@ class NeonTblEngine(A64Engine):
         outs = list(blocks) + [b.vec(128) for _ in range(self.GROUP - len(blocks))]
         self._transpose(b, x, outs)
         if last != nr - 1:
-            self._rows = self._mark(b, blocks, last, x)
+            keys.rows_left = self._mark(b, blocks, last, x)
             return
         # the last round in byte order on the blocks just transposed out (fewer
         # instructions than on the rows plus a second transpose): SubBytes, ShiftRows (TBL),
@@ -315,7 +314,7 @@ class NeonTblEngine(A64Engine):
             a.tbl(s_.b16, VList((y.b16,)), sr.b16)
         for s_ in stream:
             a.eor(s_.b16, s_.b16, rk.b16)
-        self._pending = self._mark(b, blocks, nr - 1, stream)
+        keys.stream_left = self._mark(b, blocks, nr - 1, stream)
 
     @staticmethod
     def _mark(b, blocks, state: int, regs: list[Reg]) -> tuple:
@@ -365,7 +364,7 @@ class NeonTblEngine(A64Engine):
         this per pair of a batch); blocks without one take the byte-order path: SubBytes,
         ShiftRows (TBL), rk_nr."""
         a = b.asm
-        p = self._pending
+        p = keys.stream_left
         stream = None
         if p is not None and set(x.key for x in blocks) <= set(p[0]) and p[1] == nr - 1:
             idx = [p[0].index(x.key) for x in blocks]
