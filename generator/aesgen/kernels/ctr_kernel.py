@@ -488,4 +488,4 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     VEX-only instructions such as AESKEYGENASSIST)."""
     k = Kernel(spec)
     abi = {"xor_stream": sysv_with_vectors(32)} if spec.encoding == "evex" else {}
-    return BuiltKernel(build_all(k), k.layout.size, abi=abi)
+    return BuiltKernel(build_all(k), k.layout.size, tuple(k.layout.table()), abi=abi)

@@ -7,23 +7,49 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ROUND_KEYS = 0        # 15 x 16 bytes, FIPS-197 byte order
-KEY_BITS = 240        # u32: 128, 192 or 256 once init succeeded
-CTR_LO = 256          # u64: counter bytes 8..15 as a number (next block to generate)
-CTR_HI = 264          # u64: counter bytes 0..7
-KEYSTREAM = 272       # 16 bytes: keystream of the block partly used by the last call
-KEYSTREAM_LEFT = 288  # u64: unused bytes at the end of KEYSTREAM (0..15)
-# FACE state (present in every layout so set_iv/init are uniform; unused at level none)
-WINDOW_LO = 296       # u64: CTR_LO with in15 cleared, for which C1/C2 hold; low byte 0xff = none
-WINDOW_HI = 304       # u64
-TAG_LO = 312          # u64: counter byte 10 (masked CTR_LO) the tables were built for
-TAG_HI = 320          # u64: counter bytes 0 and 5 (masked CTR_HI); bit 0 set = no table
-FILL_START = 328      # u64: in15 of the first valid table entry
-FILL_COUNT = 336      # u64: valid entries from FILL_START on (256 = table complete)
-FILL_BUDGET = 344     # u64: fill batches that may still store entries (face_fill.py: second sight)
-CACHE_R1 = 352        # 16 bytes: FACE rd1 cache, state after round 1 of the window's in15=0 block
-CACHE_R2 = 368        # 16 bytes: FACE rd2 cache, state after round 2 of the same block
-HEADER_END = 384
+from .fields import Field, FieldLayout
+
+# The header every CTR context starts with, declared field by field (kernels/fields.py);
+# offsets follow from the order and alignment, and the names below are read from it.
+HEADER_FIELDS = [
+    Field("cipher", "ROUND_KEYS", 240, 16, "15 x 16 bytes, FIPS-197 byte order"),
+    Field("cipher", "KEY_BITS", 4, 4, "u32: 128, 192 or 256 once init succeeded"),
+    Field("mode", "CTR_LO", 8, 16, "u64: counter bytes 8..15 as a number (next block)"),
+    Field("mode", "CTR_HI", 8, 8, "u64: counter bytes 0..7"),
+    Field("mode", "KEYSTREAM", 16, 16, "keystream of the block partly used by the last call"),
+    Field("mode", "KEYSTREAM_LEFT", 8, 8, "u64: unused bytes at the end of KEYSTREAM (0..15)"),
+    # FACE state (in every layout so set_iv/init are uniform; unused at level none)
+    Field("face", "WINDOW_LO", 8, 8, "u64: CTR_LO with in15 cleared, for which C1/C2 hold; "
+          "low byte 0xff = none"),
+    Field("face", "WINDOW_HI", 8, 8, "u64: CTR_HI of that window"),
+    Field("face", "TAG_LO", 8, 8, "u64: counter byte 10 (masked CTR_LO) the tables are for"),
+    Field("face", "TAG_HI", 8, 8, "u64: counter bytes 0 and 5 (masked CTR_HI); bit 0 set = "
+          "no table"),
+    Field("face", "FILL_START", 8, 8, "u64: in15 of the first valid table entry"),
+    Field("face", "FILL_COUNT", 8, 8, "u64: valid entries from FILL_START on (256 = complete)"),
+    Field("face", "FILL_BUDGET", 8, 8, "u64: fill batches that may still store entries "
+          "(face_fill.py: second sight)"),
+    Field("face", "CACHE_R1", 16, 16, "FACE rd1 cache: state after round 1 of the window's "
+          "in15 = 0 block"),
+    Field("face", "CACHE_R2", 16, 16, "FACE rd2 cache: state after round 2 of that block"),
+]
+HEADER = FieldLayout.build(HEADER_FIELDS)
+ROUND_KEYS = HEADER.ROUND_KEYS
+KEY_BITS = HEADER.KEY_BITS
+CTR_LO = HEADER.CTR_LO
+CTR_HI = HEADER.CTR_HI
+KEYSTREAM = HEADER.KEYSTREAM
+KEYSTREAM_LEFT = HEADER.KEYSTREAM_LEFT
+WINDOW_LO = HEADER.WINDOW_LO
+WINDOW_HI = HEADER.WINDOW_HI
+TAG_LO = HEADER.TAG_LO
+TAG_HI = HEADER.TAG_HI
+FILL_START = HEADER.FILL_START
+FILL_COUNT = HEADER.FILL_COUNT
+FILL_BUDGET = HEADER.FILL_BUDGET
+CACHE_R1 = HEADER.CACHE_R1
+CACHE_R2 = HEADER.CACHE_R2
+HEADER_END = HEADER.size
 
 TAG_LO_MASK = 0x0000FF0000000000   # counter byte 10 inside CTR_LO
 TAG_HI_MASK = 0xFF00000000FF0000   # counter bytes 0 and 5 inside CTR_HI
@@ -39,37 +65,35 @@ class ContextLayout:
     size: int
     r1_entry: int = 4        # 4 (column 0 only) on xmm; 16 where one load must serve a lane
     extra: int | None = None # method-specific area (bit-sliced round keys), 64-aligned
+    declared: FieldLayout | None = None   # the fields it was built from
 
     def fields(self) -> dict[str, int]:
-        out = {name: value for name, value in globals().items()
-               if name.isupper() and isinstance(value, int) and not name.endswith("MASK")
-               and name not in ("NO_WINDOW", "NO_TABLE")}
-        if self.table_r1 is not None:
-            out["TABLE_R1"] = self.table_r1
-        if self.table_r2 is not None:
-            out["TABLE_R2"] = self.table_r2
-        if self.extra is not None:
-            out["EXTRA"] = self.extra
+        out = {f.name: off for f, off in zip(self.declared.fields, self.declared.offsets)}
         out["SIZE"] = self.size
         return out
 
+    def table(self) -> list[tuple[str, str, int, int, str]]:
+        """(section, name, offset, size, doc) rows, for docs and the manifest."""
+        return self.declared.table()
+
 
 def layout_for(face: str, r1_entry: int = 4, extra: int = 0) -> ContextLayout:
-    """Context layout for a FACE level. Vector kernels keep rd1+ entries 16 bytes wide so a
-    256/512-bit load fetches the entries of 2/4 consecutive blocks, one a lane. ``extra``
-    bytes (rounded up to 64) follow everything else for a method's own state."""
-    base = _layout(face, r1_entry)
-    if not extra:
-        return base
-    return ContextLayout(face, base.table_r1, base.table_r2,
-                         base.size + (extra + 63) // 64 * 64, r1_entry, base.size)
-
-
-def _layout(face: str, r1_entry: int) -> ContextLayout:
-    if face == "none":
-        return ContextLayout(face, None, None, HEADER_END, r1_entry)
+    """Context layout for a FACE level: the header, then the level's table, then ``extra``
+    bytes (rounded up to 64) of a method's own state. Vector kernels keep rd1+ entries 16
+    bytes wide so a 256/512-bit load fetches the entries of 2/4 consecutive blocks, one a
+    lane."""
+    if face not in ("none", "r1", "r2"):
+        raise ValueError(f"unknown FACE level {face!r}")
+    fields = list(HEADER_FIELDS)
     if face == "r1":
-        return ContextLayout(face, HEADER_END, None, HEADER_END + 256 * r1_entry, r1_entry)
+        fields.append(Field("face", "TABLE_R1", 256 * r1_entry, 64,
+                            f"rd1+ table: 256 entries of {r1_entry} bytes"))
     if face == "r2":
-        return ContextLayout(face, None, HEADER_END, HEADER_END + 4096, r1_entry)
-    raise ValueError(f"unknown FACE level {face!r}")
+        fields.append(Field("face", "TABLE_R2", 256 * 16, 64, "rd2+ table: 256 x 16 bytes"))
+    if extra:
+        fields.append(Field("cipher", "EXTRA", (extra + 63) // 64 * 64, 64,
+                            "the round engine's own state (bit-sliced round keys, ...)"))
+    lay = FieldLayout.build(fields)
+    get = lambda name: lay.offset(name) if name in lay.fields_named() else None  # noqa: E731
+    return ContextLayout(face, get("TABLE_R1"), get("TABLE_R2"), lay.size, r1_entry,
+                         get("EXTRA"), lay)

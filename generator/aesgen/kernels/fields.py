@@ -50,6 +50,9 @@ class FieldLayout:
                 return off
         raise KeyError(f"no context field {name!r}")
 
+    def fields_named(self) -> set[str]:
+        return {f.name for f in self.fields}
+
     def __getattr__(self, name: str) -> int:
         if name.isupper():
             return self.offset(name)

@@ -632,4 +632,5 @@ def build_all(k: TableKernel) -> dict[str, Function]:
 def build_kernel(spec: KernelSpec) -> BuiltKernel:
     """The CTR skeleton of the table method (modes/: the mode descriptor names it)."""
     k = TableKernel(spec)
-    return BuiltKernel(build_all(k), k.layout.size, timing_warning=NOT_CONSTANT_TIME)
+    return BuiltKernel(build_all(k), k.layout.size, tuple(k.layout.table()),
+                       timing_warning=NOT_CONSTANT_TIME)

@@ -518,4 +518,4 @@ def build_all(k: Kernel) -> dict[str, Function]:
 def build_kernel(spec: KernelSpec) -> BuiltKernel:
     """The CTR skeleton on AArch64 (modes/: the mode descriptor names it)."""
     k = Kernel(spec)
-    return BuiltKernel(build_all(k), k.layout.size)
+    return BuiltKernel(build_all(k), k.layout.size, tuple(k.layout.table()))
