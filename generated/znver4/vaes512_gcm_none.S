@@ -1143,48 +1143,10 @@ aesgen_vaes512_gcm_none_seal:
 	andq	$-16, %r8
 	negq	%r8
 	leaq	480(%rbx,%r8,1), %r8
-	leaq	1072(%rbx), %r10
-	testq	$16, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no16
-	movq	(%rcx), %r11
-	movq	%r11, (%r10)
-	movq	8(%rcx), %r11
-	movq	%r11, 8(%r10)
-	addq	$16, %rcx
-	addq	$16, %r10
-.Laesgen_vaes512_gcm_none_seal_no16:
-	testq	$8, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no8
-	movq	(%rcx), %r11
-	movq	%r11, (%r10)
-	addq	$8, %rcx
-	addq	$8, %r10
-.Laesgen_vaes512_gcm_none_seal_no8:
-	testq	$4, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no4
-	movl	(%rcx), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %rcx
-	addq	$4, %r10
-.Laesgen_vaes512_gcm_none_seal_no4:
-	testq	$2, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no2
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rcx), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %rcx
-	addq	$2, %r10
-.Laesgen_vaes512_gcm_none_seal_no2:
-	testq	$1, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no1
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_vaes512_gcm_none_seal_no1:
-	vmovdqa64	1072(%rbx), %xmm3
-	leaq	.Laesgen_vaes512_gcm_none_seal_short_masks(%rip), %rcx
-	subq	%rax, %rcx
-	vpandq	16(%rcx), %xmm3, %xmm3
+	movq	$-1, %r10
+	bzhiq	%rax, %r10, %r10
+	kmovq	%r10, %k1
+	vmovdqu8	(%rcx), %xmm3{%k1}{z}
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxorq	%xmm3, %xmm4, %xmm4
@@ -1548,74 +1510,17 @@ aesgen_vaes512_gcm_none_seal:
 	andq	$-16, %rdi
 	leaq	(%r9,%rdi,1), %rcx
 	leaq	(%rdx,%rdi,1), %rdx
-	leaq	1104(%rbx), %rsi
-	testq	$8, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no8_2
-	movq	(%rcx), %r9
-	movq	%r9, (%rsi)
-	addq	$8, %rcx
-	addq	$8, %rsi
-.Laesgen_vaes512_gcm_none_seal_no8_2:
-	testq	$4, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no4_2
-	movl	(%rcx), %r9d
-	movl	%r9d, (%rsi)
-	addq	$4, %rcx
-	addq	$4, %rsi
-.Laesgen_vaes512_gcm_none_seal_no4_2:
-	testq	$2, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no2_2
-	movzbl	(%rcx), %r9d
-	movb	%r9b, (%rsi)
-	movzbl	1(%rcx), %r9d
-	movb	%r9b, 1(%rsi)
-	addq	$2, %rcx
-	addq	$2, %rsi
-.Laesgen_vaes512_gcm_none_seal_no2_2:
-	testq	$1, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no1_2
-	movzbl	(%rcx), %r9d
-	movb	%r9b, (%rsi)
-.Laesgen_vaes512_gcm_none_seal_no1_2:
-	vmovdqa64	1104(%rbx), %xmm5
-	leaq	.Laesgen_vaes512_gcm_none_seal_short_masks(%rip), %rcx
-	subq	%rax, %rcx
-	vpandq	16(%rcx), %xmm5, %xmm5
+	movq	$-1, %rsi
+	bzhiq	%rax, %rsi, %rsi
+	kmovq	%rsi, %k1
+	vmovdqu8	(%rcx), %xmm5{%k1}{z}
 	vpxorq	%xmm3, %xmm5, %xmm3
-	leaq	.Laesgen_vaes512_gcm_none_seal_short_masks(%rip), %rcx
-	subq	%rax, %rcx
-	vpandq	16(%rcx), %xmm3, %xmm3
+	vmovdqu8	%xmm3, %xmm3{%k1}{z}
 	vmovdqa64	%xmm3, %xmm5
-	vmovdqa64	%xmm3, 1104(%rbx)
-	leaq	1104(%rbx), %rcx
-	testq	$8, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no8_3
-	movq	(%rcx), %rsi
-	movq	%rsi, (%rdx)
-	addq	$8, %rcx
-	addq	$8, %rdx
-.Laesgen_vaes512_gcm_none_seal_no8_3:
-	testq	$4, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no4_3
-	movl	(%rcx), %esi
-	movl	%esi, (%rdx)
-	addq	$4, %rcx
-	addq	$4, %rdx
-.Laesgen_vaes512_gcm_none_seal_no4_3:
-	testq	$2, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no2_3
-	movzbl	(%rcx), %esi
-	movb	%sil, (%rdx)
-	movzbl	1(%rcx), %esi
-	movb	%sil, 1(%rdx)
-	addq	$2, %rcx
-	addq	$2, %rdx
-.Laesgen_vaes512_gcm_none_seal_no2_3:
-	testq	$1, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no1_3
-	movzbl	(%rcx), %esi
-	movb	%sil, (%rdx)
-.Laesgen_vaes512_gcm_none_seal_no1_3:
+	movq	$-1, %rcx
+	bzhiq	%rax, %rcx, %rcx
+	kmovq	%rcx, %k1
+	vmovdqu8	%xmm3, (%rdx){%k1}
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm5, %xmm5
 	leaq	16(%r8,%rdi,1), %rdi
 	vpshufd	$78, %xmm5, %xmm3
@@ -1633,42 +1538,42 @@ aesgen_vaes512_gcm_none_seal:
 	vmovdqa64	%xmm0, 1104(%rbx)
 	leaq	1104(%rbx), %rdx
 	testq	$16, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no16_2
+	je	.Laesgen_vaes512_gcm_none_seal_no16
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	movq	8(%rdx), %rsi
 	movq	%rsi, 8(%rax)
 	addq	$16, %rdx
 	addq	$16, %rax
-.Laesgen_vaes512_gcm_none_seal_no16_2:
+.Laesgen_vaes512_gcm_none_seal_no16:
 	testq	$8, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no8_4
+	je	.Laesgen_vaes512_gcm_none_seal_no8
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	addq	$8, %rdx
 	addq	$8, %rax
-.Laesgen_vaes512_gcm_none_seal_no8_4:
+.Laesgen_vaes512_gcm_none_seal_no8:
 	testq	$4, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no4_4
+	je	.Laesgen_vaes512_gcm_none_seal_no4
 	movl	(%rdx), %esi
 	movl	%esi, (%rax)
 	addq	$4, %rdx
 	addq	$4, %rax
-.Laesgen_vaes512_gcm_none_seal_no4_4:
+.Laesgen_vaes512_gcm_none_seal_no4:
 	testq	$2, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no2_4
+	je	.Laesgen_vaes512_gcm_none_seal_no2
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 	movzbl	1(%rdx), %esi
 	movb	%sil, 1(%rax)
 	addq	$2, %rdx
 	addq	$2, %rax
-.Laesgen_vaes512_gcm_none_seal_no2_4:
+.Laesgen_vaes512_gcm_none_seal_no2:
 	testq	$1, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no1_4
+	je	.Laesgen_vaes512_gcm_none_seal_no1
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
-.Laesgen_vaes512_gcm_none_seal_no1_4:
+.Laesgen_vaes512_gcm_none_seal_no1:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -1707,33 +1612,33 @@ aesgen_vaes512_gcm_none_seal:
 	leaq	1072(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_vaes512_gcm_none_seal_no8_5
+	je	.Laesgen_vaes512_gcm_none_seal_no8_2
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_vaes512_gcm_none_seal_no8_5:
+.Laesgen_vaes512_gcm_none_seal_no8_2:
 	testq	$4, %r11
-	je	.Laesgen_vaes512_gcm_none_seal_no4_5
+	je	.Laesgen_vaes512_gcm_none_seal_no4_2
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_vaes512_gcm_none_seal_no4_5:
+.Laesgen_vaes512_gcm_none_seal_no4_2:
 	testq	$2, %r11
-	je	.Laesgen_vaes512_gcm_none_seal_no2_5
+	je	.Laesgen_vaes512_gcm_none_seal_no2_2
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_vaes512_gcm_none_seal_no2_5:
+.Laesgen_vaes512_gcm_none_seal_no2_2:
 	testq	$1, %r11
-	je	.Laesgen_vaes512_gcm_none_seal_no1_5
+	je	.Laesgen_vaes512_gcm_none_seal_no1_2
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_vaes512_gcm_none_seal_no1_5:
+.Laesgen_vaes512_gcm_none_seal_no1_2:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -1894,33 +1799,33 @@ aesgen_vaes512_gcm_none_seal:
 	je	.Laesgen_vaes512_gcm_none_seal_absorbed
 	leaq	1072(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_vaes512_gcm_none_seal_no8_6
+	je	.Laesgen_vaes512_gcm_none_seal_no8_3
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_vaes512_gcm_none_seal_no8_6:
+.Laesgen_vaes512_gcm_none_seal_no8_3:
 	testq	$4, %rdx
-	je	.Laesgen_vaes512_gcm_none_seal_no4_6
+	je	.Laesgen_vaes512_gcm_none_seal_no4_3
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_vaes512_gcm_none_seal_no4_6:
+.Laesgen_vaes512_gcm_none_seal_no4_3:
 	testq	$2, %rdx
-	je	.Laesgen_vaes512_gcm_none_seal_no2_6
+	je	.Laesgen_vaes512_gcm_none_seal_no2_3
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_vaes512_gcm_none_seal_no2_6:
+.Laesgen_vaes512_gcm_none_seal_no2_3:
 	testq	$1, %rdx
-	je	.Laesgen_vaes512_gcm_none_seal_no1_6
+	je	.Laesgen_vaes512_gcm_none_seal_no1_3
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes512_gcm_none_seal_no1_6:
+.Laesgen_vaes512_gcm_none_seal_no1_3:
 .Laesgen_vaes512_gcm_none_seal_absorbed:
 	vmovdqa64	%xmm0, 1056(%rbx)
 	vmovdqa64	1056(%rbx), %xmm0
@@ -2079,33 +1984,33 @@ aesgen_vaes512_gcm_none_seal:
 	leaq	1072(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
-	je	.Laesgen_vaes512_gcm_none_seal_no8_7
+	je	.Laesgen_vaes512_gcm_none_seal_no8_4
 	movq	(%rdi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rdi
 	addq	$8, %r10
-.Laesgen_vaes512_gcm_none_seal_no8_7:
+.Laesgen_vaes512_gcm_none_seal_no8_4:
 	testq	$4, %rsi
-	je	.Laesgen_vaes512_gcm_none_seal_no4_7
+	je	.Laesgen_vaes512_gcm_none_seal_no4_4
 	movl	(%rdi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rdi
 	addq	$4, %r10
-.Laesgen_vaes512_gcm_none_seal_no4_7:
+.Laesgen_vaes512_gcm_none_seal_no4_4:
 	testq	$2, %rsi
-	je	.Laesgen_vaes512_gcm_none_seal_no2_7
+	je	.Laesgen_vaes512_gcm_none_seal_no2_4
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rdi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rdi
 	addq	$2, %r10
-.Laesgen_vaes512_gcm_none_seal_no2_7:
+.Laesgen_vaes512_gcm_none_seal_no2_4:
 	testq	$1, %rsi
-	je	.Laesgen_vaes512_gcm_none_seal_no1_7
+	je	.Laesgen_vaes512_gcm_none_seal_no1_4
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes512_gcm_none_seal_no1_7:
+.Laesgen_vaes512_gcm_none_seal_no1_4:
 	addq	%rsi, %rcx
 	subq	%rsi, %rax
 	addq	%rsi, %rdx
@@ -2266,33 +2171,33 @@ aesgen_vaes512_gcm_none_seal:
 	je	.Laesgen_vaes512_gcm_none_seal_absorbed_2
 	leaq	1072(%rbx), %rdx
 	testq	$8, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no8_8
+	je	.Laesgen_vaes512_gcm_none_seal_no8_5
 	movq	(%rcx), %rsi
 	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
-.Laesgen_vaes512_gcm_none_seal_no8_8:
+.Laesgen_vaes512_gcm_none_seal_no8_5:
 	testq	$4, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no4_8
+	je	.Laesgen_vaes512_gcm_none_seal_no4_5
 	movl	(%rcx), %esi
 	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
-.Laesgen_vaes512_gcm_none_seal_no4_8:
+.Laesgen_vaes512_gcm_none_seal_no4_5:
 	testq	$2, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no2_8
+	je	.Laesgen_vaes512_gcm_none_seal_no2_5
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
 	movzbl	1(%rcx), %esi
 	movb	%sil, 1(%rdx)
 	addq	$2, %rcx
 	addq	$2, %rdx
-.Laesgen_vaes512_gcm_none_seal_no2_8:
+.Laesgen_vaes512_gcm_none_seal_no2_5:
 	testq	$1, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no1_8
+	je	.Laesgen_vaes512_gcm_none_seal_no1_5
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
-.Laesgen_vaes512_gcm_none_seal_no1_8:
+.Laesgen_vaes512_gcm_none_seal_no1_5:
 .Laesgen_vaes512_gcm_none_seal_absorbed_2:
 	vmovdqa64	%xmm0, 1056(%rbx)
 	movq	40(%rsp), %rdx
@@ -2388,42 +2293,42 @@ aesgen_vaes512_gcm_none_seal:
 	vmovdqa64	%xmm0, 1104(%rbx)
 	leaq	1104(%rbx), %rdx
 	testq	$16, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no16_3
+	je	.Laesgen_vaes512_gcm_none_seal_no16_2
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	movq	8(%rdx), %rsi
 	movq	%rsi, 8(%rax)
 	addq	$16, %rdx
 	addq	$16, %rax
-.Laesgen_vaes512_gcm_none_seal_no16_3:
+.Laesgen_vaes512_gcm_none_seal_no16_2:
 	testq	$8, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no8_9
+	je	.Laesgen_vaes512_gcm_none_seal_no8_6
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	addq	$8, %rdx
 	addq	$8, %rax
-.Laesgen_vaes512_gcm_none_seal_no8_9:
+.Laesgen_vaes512_gcm_none_seal_no8_6:
 	testq	$4, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no4_9
+	je	.Laesgen_vaes512_gcm_none_seal_no4_6
 	movl	(%rdx), %esi
 	movl	%esi, (%rax)
 	addq	$4, %rdx
 	addq	$4, %rax
-.Laesgen_vaes512_gcm_none_seal_no4_9:
+.Laesgen_vaes512_gcm_none_seal_no4_6:
 	testq	$2, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no2_9
+	je	.Laesgen_vaes512_gcm_none_seal_no2_6
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 	movzbl	1(%rdx), %esi
 	movb	%sil, 1(%rax)
 	addq	$2, %rdx
 	addq	$2, %rax
-.Laesgen_vaes512_gcm_none_seal_no2_9:
+.Laesgen_vaes512_gcm_none_seal_no2_6:
 	testq	$1, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no1_9
+	je	.Laesgen_vaes512_gcm_none_seal_no1_6
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
-.Laesgen_vaes512_gcm_none_seal_no1_9:
+.Laesgen_vaes512_gcm_none_seal_no1_6:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -2441,10 +2346,6 @@ aesgen_vaes512_gcm_none_seal:
 	ret
 	.size	aesgen_vaes512_gcm_none_seal, .-aesgen_vaes512_gcm_none_seal
 	.section	.rodata
-	.p2align	4
-.Laesgen_vaes512_gcm_none_seal_short_masks:
-	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_none_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
@@ -2526,48 +2427,10 @@ aesgen_vaes512_gcm_none_open:
 	andq	$-16, %r8
 	negq	%r8
 	leaq	480(%rbx,%r8,1), %r8
-	leaq	1072(%rbx), %r11
-	testq	$16, %rdi
-	je	.Laesgen_vaes512_gcm_none_open_no16
-	movq	(%rcx), %rbp
-	movq	%rbp, (%r11)
-	movq	8(%rcx), %rbp
-	movq	%rbp, 8(%r11)
-	addq	$16, %rcx
-	addq	$16, %r11
-.Laesgen_vaes512_gcm_none_open_no16:
-	testq	$8, %rdi
-	je	.Laesgen_vaes512_gcm_none_open_no8
-	movq	(%rcx), %rbp
-	movq	%rbp, (%r11)
-	addq	$8, %rcx
-	addq	$8, %r11
-.Laesgen_vaes512_gcm_none_open_no8:
-	testq	$4, %rdi
-	je	.Laesgen_vaes512_gcm_none_open_no4
-	movl	(%rcx), %ebp
-	movl	%ebp, (%r11)
-	addq	$4, %rcx
-	addq	$4, %r11
-.Laesgen_vaes512_gcm_none_open_no4:
-	testq	$2, %rdi
-	je	.Laesgen_vaes512_gcm_none_open_no2
-	movzbl	(%rcx), %ebp
-	movb	%bpl, (%r11)
-	movzbl	1(%rcx), %ebp
-	movb	%bpl, 1(%r11)
-	addq	$2, %rcx
-	addq	$2, %r11
-.Laesgen_vaes512_gcm_none_open_no2:
-	testq	$1, %rdi
-	je	.Laesgen_vaes512_gcm_none_open_no1
-	movzbl	(%rcx), %ebp
-	movb	%bpl, (%r11)
-.Laesgen_vaes512_gcm_none_open_no1:
-	vmovdqa64	1072(%rbx), %xmm3
-	leaq	.Laesgen_vaes512_gcm_none_open_short_masks(%rip), %rcx
-	subq	%rdi, %rcx
-	vpandq	16(%rcx), %xmm3, %xmm3
+	movq	$-1, %r11
+	bzhiq	%rdi, %r11, %r11
+	kmovq	%r11, %k1
+	vmovdqu8	(%rcx), %xmm3{%k1}{z}
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxorq	%xmm3, %xmm4, %xmm4
@@ -2931,70 +2794,15 @@ aesgen_vaes512_gcm_none_open:
 	andq	$-16, %r10
 	leaq	(%r9,%r10,1), %rsi
 	leaq	(%rdx,%r10,1), %rdx
-	leaq	1104(%rbx), %rdi
-	testq	$8, %rcx
-	je	.Laesgen_vaes512_gcm_none_open_no8_2
-	movq	(%rsi), %r9
-	movq	%r9, (%rdi)
-	addq	$8, %rsi
-	addq	$8, %rdi
-.Laesgen_vaes512_gcm_none_open_no8_2:
-	testq	$4, %rcx
-	je	.Laesgen_vaes512_gcm_none_open_no4_2
-	movl	(%rsi), %r9d
-	movl	%r9d, (%rdi)
-	addq	$4, %rsi
-	addq	$4, %rdi
-.Laesgen_vaes512_gcm_none_open_no4_2:
-	testq	$2, %rcx
-	je	.Laesgen_vaes512_gcm_none_open_no2_2
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%rdi)
-	movzbl	1(%rsi), %r9d
-	movb	%r9b, 1(%rdi)
-	addq	$2, %rsi
-	addq	$2, %rdi
-.Laesgen_vaes512_gcm_none_open_no2_2:
-	testq	$1, %rcx
-	je	.Laesgen_vaes512_gcm_none_open_no1_2
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%rdi)
-.Laesgen_vaes512_gcm_none_open_no1_2:
-	vmovdqa64	1104(%rbx), %xmm5
-	leaq	.Laesgen_vaes512_gcm_none_open_short_masks(%rip), %rsi
-	subq	%rcx, %rsi
-	vpandq	16(%rsi), %xmm5, %xmm5
+	movq	$-1, %rdi
+	bzhiq	%rcx, %rdi, %rdi
+	kmovq	%rdi, %k1
+	vmovdqu8	(%rsi), %xmm5{%k1}{z}
 	vpxorq	%xmm3, %xmm5, %xmm3
-	vmovdqa64	%xmm3, 1104(%rbx)
-	leaq	1104(%rbx), %rsi
-	testq	$8, %rcx
-	je	.Laesgen_vaes512_gcm_none_open_no8_3
-	movq	(%rsi), %rdi
-	movq	%rdi, (%rdx)
-	addq	$8, %rsi
-	addq	$8, %rdx
-.Laesgen_vaes512_gcm_none_open_no8_3:
-	testq	$4, %rcx
-	je	.Laesgen_vaes512_gcm_none_open_no4_3
-	movl	(%rsi), %edi
-	movl	%edi, (%rdx)
-	addq	$4, %rsi
-	addq	$4, %rdx
-.Laesgen_vaes512_gcm_none_open_no4_3:
-	testq	$2, %rcx
-	je	.Laesgen_vaes512_gcm_none_open_no2_3
-	movzbl	(%rsi), %edi
-	movb	%dil, (%rdx)
-	movzbl	1(%rsi), %edi
-	movb	%dil, 1(%rdx)
-	addq	$2, %rsi
-	addq	$2, %rdx
-.Laesgen_vaes512_gcm_none_open_no2_3:
-	testq	$1, %rcx
-	je	.Laesgen_vaes512_gcm_none_open_no1_3
-	movzbl	(%rsi), %edi
-	movb	%dil, (%rdx)
-.Laesgen_vaes512_gcm_none_open_no1_3:
+	movq	$-1, %rsi
+	bzhiq	%rcx, %rsi, %rsi
+	kmovq	%rsi, %k1
+	vmovdqu8	%xmm3, (%rdx){%k1}
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm5, %xmm5
 	leaq	16(%r8,%r10,1), %r10
 	vpshufd	$78, %xmm5, %xmm3
@@ -3092,33 +2900,33 @@ aesgen_vaes512_gcm_none_open:
 	leaq	1072(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_vaes512_gcm_none_open_no8_4
+	je	.Laesgen_vaes512_gcm_none_open_no8
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_vaes512_gcm_none_open_no8_4:
+.Laesgen_vaes512_gcm_none_open_no8:
 	testq	$4, %r11
-	je	.Laesgen_vaes512_gcm_none_open_no4_4
+	je	.Laesgen_vaes512_gcm_none_open_no4
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_vaes512_gcm_none_open_no4_4:
+.Laesgen_vaes512_gcm_none_open_no4:
 	testq	$2, %r11
-	je	.Laesgen_vaes512_gcm_none_open_no2_4
+	je	.Laesgen_vaes512_gcm_none_open_no2
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_vaes512_gcm_none_open_no2_4:
+.Laesgen_vaes512_gcm_none_open_no2:
 	testq	$1, %r11
-	je	.Laesgen_vaes512_gcm_none_open_no1_4
+	je	.Laesgen_vaes512_gcm_none_open_no1
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_vaes512_gcm_none_open_no1_4:
+.Laesgen_vaes512_gcm_none_open_no1:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -3279,33 +3087,33 @@ aesgen_vaes512_gcm_none_open:
 	je	.Laesgen_vaes512_gcm_none_open_absorbed
 	leaq	1072(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_vaes512_gcm_none_open_no8_5
+	je	.Laesgen_vaes512_gcm_none_open_no8_2
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_vaes512_gcm_none_open_no8_5:
+.Laesgen_vaes512_gcm_none_open_no8_2:
 	testq	$4, %rdx
-	je	.Laesgen_vaes512_gcm_none_open_no4_5
+	je	.Laesgen_vaes512_gcm_none_open_no4_2
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_vaes512_gcm_none_open_no4_5:
+.Laesgen_vaes512_gcm_none_open_no4_2:
 	testq	$2, %rdx
-	je	.Laesgen_vaes512_gcm_none_open_no2_5
+	je	.Laesgen_vaes512_gcm_none_open_no2_2
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_vaes512_gcm_none_open_no2_5:
+.Laesgen_vaes512_gcm_none_open_no2_2:
 	testq	$1, %rdx
-	je	.Laesgen_vaes512_gcm_none_open_no1_5
+	je	.Laesgen_vaes512_gcm_none_open_no1_2
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes512_gcm_none_open_no1_5:
+.Laesgen_vaes512_gcm_none_open_no1_2:
 .Laesgen_vaes512_gcm_none_open_absorbed:
 	vmovdqa64	%xmm0, 1056(%rbx)
 	vmovdqa64	1056(%rbx), %xmm0
@@ -3464,33 +3272,33 @@ aesgen_vaes512_gcm_none_open:
 	leaq	1072(%rbx,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
-	je	.Laesgen_vaes512_gcm_none_open_no8_6
+	je	.Laesgen_vaes512_gcm_none_open_no8_3
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_vaes512_gcm_none_open_no8_6:
+.Laesgen_vaes512_gcm_none_open_no8_3:
 	testq	$4, %rdx
-	je	.Laesgen_vaes512_gcm_none_open_no4_6
+	je	.Laesgen_vaes512_gcm_none_open_no4_3
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_vaes512_gcm_none_open_no4_6:
+.Laesgen_vaes512_gcm_none_open_no4_3:
 	testq	$2, %rdx
-	je	.Laesgen_vaes512_gcm_none_open_no2_6
+	je	.Laesgen_vaes512_gcm_none_open_no2_3
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_vaes512_gcm_none_open_no2_6:
+.Laesgen_vaes512_gcm_none_open_no2_3:
 	testq	$1, %rdx
-	je	.Laesgen_vaes512_gcm_none_open_no1_6
+	je	.Laesgen_vaes512_gcm_none_open_no1_3
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes512_gcm_none_open_no1_6:
+.Laesgen_vaes512_gcm_none_open_no1_3:
 	addq	%rdx, %rcx
 	subq	%rdx, %rdi
 	addq	%rdx, %rax
@@ -3651,33 +3459,33 @@ aesgen_vaes512_gcm_none_open:
 	je	.Laesgen_vaes512_gcm_none_open_absorbed_2
 	leaq	1072(%rbx), %rax
 	testq	$8, %rdi
-	je	.Laesgen_vaes512_gcm_none_open_no8_7
+	je	.Laesgen_vaes512_gcm_none_open_no8_4
 	movq	(%rcx), %rdx
 	movq	%rdx, (%rax)
 	addq	$8, %rcx
 	addq	$8, %rax
-.Laesgen_vaes512_gcm_none_open_no8_7:
+.Laesgen_vaes512_gcm_none_open_no8_4:
 	testq	$4, %rdi
-	je	.Laesgen_vaes512_gcm_none_open_no4_7
+	je	.Laesgen_vaes512_gcm_none_open_no4_4
 	movl	(%rcx), %edx
 	movl	%edx, (%rax)
 	addq	$4, %rcx
 	addq	$4, %rax
-.Laesgen_vaes512_gcm_none_open_no4_7:
+.Laesgen_vaes512_gcm_none_open_no4_4:
 	testq	$2, %rdi
-	je	.Laesgen_vaes512_gcm_none_open_no2_7
+	je	.Laesgen_vaes512_gcm_none_open_no2_4
 	movzbl	(%rcx), %edx
 	movb	%dl, (%rax)
 	movzbl	1(%rcx), %edx
 	movb	%dl, 1(%rax)
 	addq	$2, %rcx
 	addq	$2, %rax
-.Laesgen_vaes512_gcm_none_open_no2_7:
+.Laesgen_vaes512_gcm_none_open_no2_4:
 	testq	$1, %rdi
-	je	.Laesgen_vaes512_gcm_none_open_no1_7
+	je	.Laesgen_vaes512_gcm_none_open_no1_4
 	movzbl	(%rcx), %edx
 	movb	%dl, (%rax)
-.Laesgen_vaes512_gcm_none_open_no1_7:
+.Laesgen_vaes512_gcm_none_open_no1_4:
 .Laesgen_vaes512_gcm_none_open_absorbed_2:
 	vmovdqa64	%xmm0, 1056(%rbx)
 	movq	40(%rsp), %rdx
@@ -3877,10 +3685,6 @@ aesgen_vaes512_gcm_none_open:
 	ret
 	.size	aesgen_vaes512_gcm_none_open, .-aesgen_vaes512_gcm_none_open
 	.section	.rodata
-	.p2align	4
-.Laesgen_vaes512_gcm_none_open_short_masks:
-	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_none_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00

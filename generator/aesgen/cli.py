@@ -248,7 +248,8 @@ def generate(cpu, methods, faces, keys, prefix, output, modes) -> None:
     if not kernels:
         raise UserError(f"preset {preset.name} has no kernel for mode(s) "
                         f"{', '.join(chosen_modes)} with the methods chosen (GCM needs "
-                        f"PCLMULQDQ and a method its skeleton covers: aesni)")
+                        f"PCLMULQDQ and a method its skeleton covers: "
+                        f"{', '.join(MODES['gcm'].methods)})")
     try:
         written = write_set(files, out_dir)
     except OutputError as e:

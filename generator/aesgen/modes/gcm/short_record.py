@@ -12,13 +12,15 @@ For such a record the whole computation is one AES batch and one sum of products
     multiplied while the batch runs;
   - a partial block is read into a register through a 16-byte bounce field of the context
     (short_bytes.short_move: no byte loop, nothing read outside the caller's buffer) and
-    masked there, so no value the tag depends on waits on a store to be forwarded.
+    masked there, so no value the tag depends on waits on a store to be forwarded; with
+    AVX-512 (the zmm kernel) by one byte-masked load instead, and written by a masked
+    store.
 Nothing is left in the context for streaming calls: seal and open are one-shot.
 """
 from __future__ import annotations
 
 from ...arch.x86_64.short_bytes import short_move
-from ...dsl.operands import Imm, Mem, Reg
+from ...dsl.operands import Imm, Mem, Reg, kmask
 
 SHORT_BLOCKS = 4
 SHORT_BYTES = 16 * SHORT_BLOCKS
@@ -45,7 +47,13 @@ def _mask(g, n: Reg) -> Mem:
 
 
 def load_short(g, dst: Reg, ptr: Reg, n: Reg, bounce: str, *, largest: int = 8) -> None:
-    """dst = the n bytes at ptr, zero after them (n < 2 * largest)."""
+    """dst = the n bytes at ptr, zero after them (n < 2 * largest). With AVX-512 one
+    byte-masked load (nothing past the n bytes is read); else through the bounce field."""
+    if g.v.evex:
+        k = kmask(1)
+        g.v.first_bytes_mask(k, n)
+        g.v.load_masked(dst, Mem(128, base=ptr), k)
+        return
     src, via = g.b.gp(), g.addr(bounce)
     g.a.mov(src, ptr)
     short_move(g.b, n, src=src, dst=via, largest=largest)
@@ -54,8 +62,14 @@ def load_short(g, dst: Reg, ptr: Reg, n: Reg, bounce: str, *, largest: int = 8) 
 
 
 def store_short(g, ptr: Reg, n: Reg, src: Reg, bounce: str) -> None:
-    """The first n bytes of src to ptr (n < 16); the bounce field is written whole, and
-    the pieces read back from it lie inside that one store."""
+    """The first n bytes of src to ptr (n < 16): with AVX-512 one byte-masked store; else
+    the bounce field is written whole, and the pieces read back from it lie inside that
+    one store."""
+    if g.v.evex:
+        k = kmask(1)
+        g.v.first_bytes_mask(k, n)
+        g.v.store_masked(Mem(128, base=ptr), src, k)
+        return
     g.v.store(g.f(bounce), src)
     dst = g.b.gp()
     g.a.mov(dst, ptr)
@@ -158,7 +172,10 @@ def short_record(g, nonce: Reg, aad: Reg, aad_len: Reg, inp: Reg, length: Reg, o
             y = b.xmm()
             v.xor(y, c, last_ks)
             if not decrypt:                         # the ciphertext, zero past the record
-                v.and_(y, y, _mask(g, rem), unaligned=True)
+                if v.evex:
+                    v.keep_masked(y, y, kmask(1))   # the mask load_short just set
+                else:
+                    v.and_(y, y, _mask(g, rem), unaligned=True)
                 v.copy(c, y)
             store_short(g, dst, rem, y, "SCRATCH")
             v.shuffle_bytes(c, c, h.bswap_mask())
