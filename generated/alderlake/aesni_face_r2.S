@@ -1055,6 +1055,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again8_128:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm0
@@ -1181,7 +1190,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_128
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1314,7 +1323,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_128
+.Laesgen_aesni_face_r2_xor_stream_spent_next8_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again8_128
 .Laesgen_aesni_face_r2_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_try2_128
@@ -1512,6 +1528,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again4_128:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm0
@@ -1586,7 +1611,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_128
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1663,7 +1688,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_128
+.Laesgen_aesni_face_r2_xor_stream_spent_next4_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again4_128
 .Laesgen_aesni_face_r2_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_single128
@@ -1807,6 +1839,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again2_128:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm0
@@ -1855,7 +1896,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_128
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1904,7 +1945,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_128
+.Laesgen_aesni_face_r2_xor_stream_spent_next2_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again2_128
 .Laesgen_aesni_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill128
@@ -2494,6 +2542,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again8_192:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm0
@@ -2638,7 +2695,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_192
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2789,7 +2846,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_192
+.Laesgen_aesni_face_r2_xor_stream_spent_next8_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again8_192
 .Laesgen_aesni_face_r2_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_try2_192
@@ -3007,6 +3071,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again4_192:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm0
@@ -3091,7 +3164,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_192
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3178,7 +3251,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_192
+.Laesgen_aesni_face_r2_xor_stream_spent_next4_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again4_192
 .Laesgen_aesni_face_r2_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_single192
@@ -3334,6 +3414,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again2_192:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm0
@@ -3388,7 +3477,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_192
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3443,7 +3532,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_192
+.Laesgen_aesni_face_r2_xor_stream_spent_next2_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again2_192
 .Laesgen_aesni_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill192
@@ -4081,6 +4177,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again8_256:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm0
@@ -4243,7 +4348,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_256
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -4412,7 +4517,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_256
+.Laesgen_aesni_face_r2_xor_stream_spent_next8_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again8_256
 .Laesgen_aesni_face_r2_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_try2_256
@@ -4650,6 +4762,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again4_256:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm0
@@ -4744,7 +4865,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_256
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -4841,7 +4962,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_256
+.Laesgen_aesni_face_r2_xor_stream_spent_next4_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again4_256
 .Laesgen_aesni_face_r2_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_single256
@@ -5009,6 +5137,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again2_256:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm0
@@ -5069,7 +5206,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_256
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5130,7 +5267,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_256
+.Laesgen_aesni_face_r2_xor_stream_spent_next2_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again2_256
 .Laesgen_aesni_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill256

@@ -2184,6 +2184,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again8_128:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm0
@@ -2904,7 +2913,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3631,7 +3640,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128
+.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_128
 .Laesgen_gfni256_face_r1_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_128
@@ -4396,6 +4412,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again4_128:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm0
@@ -4768,7 +4793,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5143,7 +5168,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128
+.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_128
 .Laesgen_gfni256_face_r1_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_128
@@ -5572,6 +5604,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again2_128:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm0
@@ -5770,7 +5811,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5969,7 +6010,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128
+.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_128
 .Laesgen_gfni256_face_r1_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_single128
@@ -6230,6 +6278,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_spent1_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again1_128:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_128
 	vmovq	%rax, %xmm0
@@ -6341,7 +6398,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -6452,7 +6509,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128
+.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_128
 .Laesgen_gfni256_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill128
@@ -8651,6 +8715,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again8_192:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm0
@@ -9517,7 +9590,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -10390,7 +10463,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192
+.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_192
 .Laesgen_gfni256_face_r1_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_192
@@ -11303,6 +11383,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again4_192:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm0
@@ -11749,7 +11838,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -12198,7 +12287,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192
+.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_192
 .Laesgen_gfni256_face_r1_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_192
@@ -12703,6 +12799,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again2_192:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm0
@@ -12939,7 +13044,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -13176,7 +13281,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192
+.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_192
 .Laesgen_gfni256_face_r1_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_single192
@@ -13477,6 +13589,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_spent1_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again1_192:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_192
 	vmovq	%rax, %xmm0
@@ -13608,7 +13729,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -13739,7 +13860,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192
+.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_192
 .Laesgen_gfni256_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill192
@@ -16290,6 +16418,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again8_256:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm0
@@ -17302,7 +17439,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -18321,7 +18458,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256
+.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_256
 .Laesgen_gfni256_face_r1_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_256
@@ -19382,6 +19526,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again4_256:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm0
@@ -19902,7 +20055,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -20425,7 +20578,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256
+.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_256
 .Laesgen_gfni256_face_r1_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_256
@@ -21006,6 +21166,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again2_256:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm0
@@ -21280,7 +21449,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -21555,7 +21724,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256
+.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_256
 .Laesgen_gfni256_face_r1_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_single256
@@ -21896,6 +22072,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_spent1_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again1_256:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_256
 	vmovq	%rax, %xmm0
@@ -22047,7 +22232,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -22198,7 +22383,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256
+.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_256
 .Laesgen_gfni256_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill256

@@ -2111,6 +2111,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again8_128:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm0
@@ -2831,7 +2840,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next8_128
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3558,7 +3567,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next8_128
+.Laesgen_gfni256_face_r2_xor_stream_spent_next8_128:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top128
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again8_128
 .Laesgen_gfni256_face_r2_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try2_128
@@ -4286,6 +4302,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again4_128:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm0
@@ -4658,7 +4683,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next4_128
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5033,7 +5058,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next4_128
+.Laesgen_gfni256_face_r2_xor_stream_spent_next4_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again4_128
 .Laesgen_gfni256_face_r2_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try1_128
@@ -5443,6 +5475,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again2_128:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm0
@@ -5641,7 +5682,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next2_128
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5840,7 +5881,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next2_128
+.Laesgen_gfni256_face_r2_xor_stream_spent_next2_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again2_128
 .Laesgen_gfni256_face_r2_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_single128
@@ -6091,6 +6139,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_spent1_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again1_128:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_128
 	vmovq	%rax, %xmm0
@@ -6202,7 +6259,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next1_128
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -6313,7 +6370,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next1_128
+.Laesgen_gfni256_face_r2_xor_stream_spent_next1_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again1_128
 .Laesgen_gfni256_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill128
@@ -8439,6 +8503,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again8_192:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm0
@@ -9305,7 +9378,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next8_192
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -10178,7 +10251,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next8_192
+.Laesgen_gfni256_face_r2_xor_stream_spent_next8_192:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top192
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again8_192
 .Laesgen_gfni256_face_r2_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try2_192
@@ -11054,6 +11134,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again4_192:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm0
@@ -11500,7 +11589,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next4_192
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -11949,7 +12038,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next4_192
+.Laesgen_gfni256_face_r2_xor_stream_spent_next4_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again4_192
 .Laesgen_gfni256_face_r2_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try1_192
@@ -12435,6 +12531,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again2_192:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm0
@@ -12671,7 +12776,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next2_192
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -12908,7 +13013,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next2_192
+.Laesgen_gfni256_face_r2_xor_stream_spent_next2_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again2_192
 .Laesgen_gfni256_face_r2_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_single192
@@ -13199,6 +13311,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_spent1_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again1_192:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_192
 	vmovq	%rax, %xmm0
@@ -13330,7 +13451,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next1_192
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -13461,7 +13582,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next1_192
+.Laesgen_gfni256_face_r2_xor_stream_spent_next1_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again1_192
 .Laesgen_gfni256_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill192
@@ -15939,6 +16067,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again8_256:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm0
@@ -16951,7 +17088,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next8_256
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -17970,7 +18107,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next8_256
+.Laesgen_gfni256_face_r2_xor_stream_spent_next8_256:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top256
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again8_256
 .Laesgen_gfni256_face_r2_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try2_256
@@ -18994,6 +19138,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again4_256:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm0
@@ -19514,7 +19667,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next4_256
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -20037,7 +20190,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next4_256
+.Laesgen_gfni256_face_r2_xor_stream_spent_next4_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again4_256
 .Laesgen_gfni256_face_r2_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_try1_256
@@ -20599,6 +20759,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again2_256:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm0
@@ -20873,7 +21042,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next2_256
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -21148,7 +21317,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next2_256
+.Laesgen_gfni256_face_r2_xor_stream_spent_next2_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again2_256
 .Laesgen_gfni256_face_r2_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_single256
@@ -21479,6 +21655,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_spent1_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni256_face_r2_xor_stream_spent_again1_256:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_256
 	vmovq	%rax, %xmm0
@@ -21630,7 +21815,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next1_256
 .Laesgen_gfni256_face_r2_xor_stream_spent_unaligned1_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -21781,7 +21966,14 @@ aesgen_gfni256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_next1_256
+.Laesgen_gfni256_face_r2_xor_stream_spent_next1_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r2_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_spent_again1_256
 .Laesgen_gfni256_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill256

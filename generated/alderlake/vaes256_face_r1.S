@@ -1066,6 +1066,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again8_128:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm0
@@ -1194,7 +1203,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_128
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1329,7 +1338,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_128
+.Laesgen_vaes256_face_r1_xor_stream_spent_next8_128:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top128
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again8_128
 .Laesgen_vaes256_face_r1_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try2_128
@@ -1534,6 +1550,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again4_128:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm0
@@ -1610,7 +1635,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_128
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1689,7 +1714,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_128
+.Laesgen_vaes256_face_r1_xor_stream_spent_next4_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again4_128
 .Laesgen_vaes256_face_r1_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try1_128
@@ -1838,6 +1870,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again2_128:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm0
@@ -1888,7 +1929,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_128
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1939,7 +1980,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_128
+.Laesgen_vaes256_face_r1_xor_stream_spent_next2_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again2_128
 .Laesgen_vaes256_face_r1_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_single128
@@ -2060,6 +2108,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_spent1_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again1_128:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_128
 	vmovq	%rax, %xmm0
@@ -2097,7 +2154,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_128
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2134,7 +2191,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_128
+.Laesgen_vaes256_face_r1_xor_stream_spent_next1_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again1_128
 .Laesgen_vaes256_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill128
@@ -2735,6 +2799,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again8_192:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm0
@@ -2881,7 +2954,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_192
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3034,7 +3107,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_192
+.Laesgen_vaes256_face_r1_xor_stream_spent_next8_192:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top192
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again8_192
 .Laesgen_vaes256_face_r1_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try2_192
@@ -3259,6 +3339,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again4_192:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm0
@@ -3345,7 +3434,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_192
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3434,7 +3523,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_192
+.Laesgen_vaes256_face_r1_xor_stream_spent_next4_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again4_192
 .Laesgen_vaes256_face_r1_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try1_192
@@ -3595,6 +3691,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again2_192:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm0
@@ -3651,7 +3756,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_192
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3708,7 +3813,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_192
+.Laesgen_vaes256_face_r1_xor_stream_spent_next2_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again2_192
 .Laesgen_vaes256_face_r1_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_single192
@@ -3837,6 +3949,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_spent1_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again1_192:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_192
 	vmovq	%rax, %xmm0
@@ -3878,7 +3999,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_192
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3919,7 +4040,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_192
+.Laesgen_vaes256_face_r1_xor_stream_spent_next1_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again1_192
 .Laesgen_vaes256_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill192
@@ -4568,6 +4696,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again8_256:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm0
@@ -4732,7 +4869,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_256
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -4903,7 +5040,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_256
+.Laesgen_vaes256_face_r1_xor_stream_spent_next8_256:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top256
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again8_256
 .Laesgen_vaes256_face_r1_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try2_256
@@ -5148,6 +5292,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again4_256:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm0
@@ -5244,7 +5397,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_256
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5343,7 +5496,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_256
+.Laesgen_vaes256_face_r1_xor_stream_spent_next4_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again4_256
 .Laesgen_vaes256_face_r1_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try1_256
@@ -5516,6 +5676,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again2_256:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm0
@@ -5578,7 +5747,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_256
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5641,7 +5810,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_256
+.Laesgen_vaes256_face_r1_xor_stream_spent_next2_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again2_256
 .Laesgen_vaes256_face_r1_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_single256
@@ -5778,6 +5954,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_spent1_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again1_256:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_256
 	vmovq	%rax, %xmm0
@@ -5823,7 +6008,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_256
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5868,7 +6053,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_256
+.Laesgen_vaes256_face_r1_xor_stream_spent_next1_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again1_256
 .Laesgen_vaes256_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill256

@@ -1057,6 +1057,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again8_128:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm0
@@ -1185,7 +1194,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_128
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1320,7 +1329,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_128
+.Laesgen_vaes256_face_r2_xor_stream_spent_next8_128:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top128
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again8_128
 .Laesgen_vaes256_face_r2_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_128
@@ -1520,6 +1536,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again4_128:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm0
@@ -1596,7 +1621,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_128
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1675,7 +1700,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_128
+.Laesgen_vaes256_face_r2_xor_stream_spent_next4_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again4_128
 .Laesgen_vaes256_face_r2_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_128
@@ -1821,6 +1853,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again2_128:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm0
@@ -1871,7 +1912,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_128
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1922,7 +1963,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_128
+.Laesgen_vaes256_face_r2_xor_stream_spent_next2_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again2_128
 .Laesgen_vaes256_face_r2_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single128
@@ -2041,6 +2089,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_spent1_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again1_128:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_128
 	vmovq	%rax, %xmm0
@@ -2078,7 +2135,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_128
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2115,7 +2172,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_128
+.Laesgen_vaes256_face_r2_xor_stream_spent_next1_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again1_128
 .Laesgen_vaes256_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill128
@@ -2707,6 +2771,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again8_192:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm0
@@ -2853,7 +2926,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_192
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3006,7 +3079,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_192
+.Laesgen_vaes256_face_r2_xor_stream_spent_next8_192:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top192
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again8_192
 .Laesgen_vaes256_face_r2_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_192
@@ -3226,6 +3306,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again4_192:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm0
@@ -3312,7 +3401,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_192
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3401,7 +3490,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_192
+.Laesgen_vaes256_face_r2_xor_stream_spent_next4_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again4_192
 .Laesgen_vaes256_face_r2_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_192
@@ -3559,6 +3655,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again2_192:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm0
@@ -3615,7 +3720,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_192
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3672,7 +3777,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_192
+.Laesgen_vaes256_face_r2_xor_stream_spent_next2_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again2_192
 .Laesgen_vaes256_face_r2_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single192
@@ -3799,6 +3911,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_spent1_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again1_192:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_192
 	vmovq	%rax, %xmm0
@@ -3840,7 +3961,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_192
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3881,7 +4002,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_192
+.Laesgen_vaes256_face_r2_xor_stream_spent_next1_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again1_192
 .Laesgen_vaes256_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill192
@@ -4521,6 +4649,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again8_256:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm0
@@ -4685,7 +4822,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_256
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -4856,7 +4993,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_256
+.Laesgen_vaes256_face_r2_xor_stream_spent_next8_256:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top256
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again8_256
 .Laesgen_vaes256_face_r2_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_256
@@ -5096,6 +5240,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again4_256:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm0
@@ -5192,7 +5345,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_256
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5291,7 +5444,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_256
+.Laesgen_vaes256_face_r2_xor_stream_spent_next4_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again4_256
 .Laesgen_vaes256_face_r2_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_256
@@ -5461,6 +5621,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again2_256:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm0
@@ -5523,7 +5692,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_256
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5586,7 +5755,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_256
+.Laesgen_vaes256_face_r2_xor_stream_spent_next2_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again2_256
 .Laesgen_vaes256_face_r2_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single256
@@ -5721,6 +5897,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_spent1_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again1_256:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_256
 	vmovq	%rax, %xmm0
@@ -5766,7 +5951,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_256
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5811,7 +5996,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_256
+.Laesgen_vaes256_face_r2_xor_stream_spent_next1_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again1_256
 .Laesgen_vaes256_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill256

@@ -2187,6 +2187,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again8_128:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm0
@@ -2905,7 +2914,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_128
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3630,7 +3639,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_128
+.Laesgen_gfni128_face_r1_xor_stream_spent_next8_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again8_128
 .Laesgen_gfni128_face_r1_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_128
@@ -4394,6 +4410,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again4_128:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm0
@@ -4764,7 +4789,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_128
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5137,7 +5162,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_128
+.Laesgen_gfni128_face_r1_xor_stream_spent_next4_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again4_128
 .Laesgen_gfni128_face_r1_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_single128
@@ -5563,6 +5595,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again2_128:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm0
@@ -5759,7 +5800,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_128
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5956,7 +5997,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_128
+.Laesgen_gfni128_face_r1_xor_stream_spent_next2_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again2_128
 .Laesgen_gfni128_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill128
@@ -8156,6 +8204,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again8_192:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm0
@@ -9020,7 +9077,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_192
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -9891,7 +9948,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_192
+.Laesgen_gfni128_face_r1_xor_stream_spent_next8_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again8_192
 .Laesgen_gfni128_face_r1_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_192
@@ -10803,6 +10867,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again4_192:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm0
@@ -11247,7 +11320,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_192
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -11694,7 +11767,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_192
+.Laesgen_gfni128_face_r1_xor_stream_spent_next4_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again4_192
 .Laesgen_gfni128_face_r1_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_single192
@@ -12196,6 +12276,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again2_192:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm0
@@ -12430,7 +12519,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_192
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -12665,7 +12754,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_192
+.Laesgen_gfni128_face_r1_xor_stream_spent_next2_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again2_192
 .Laesgen_gfni128_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill192
@@ -15217,6 +15313,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again8_256:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm0
@@ -16227,7 +16332,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_256
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -17244,7 +17349,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_256
+.Laesgen_gfni128_face_r1_xor_stream_spent_next8_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again8_256
 .Laesgen_gfni128_face_r1_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_256
@@ -18304,6 +18416,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again4_256:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm0
@@ -18822,7 +18943,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_256
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -19343,7 +19464,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_256
+.Laesgen_gfni128_face_r1_xor_stream_spent_next4_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again4_256
 .Laesgen_gfni128_face_r1_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_single256
@@ -19921,6 +20049,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again2_256:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm0
@@ -20193,7 +20330,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_256
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -20466,7 +20603,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_256
+.Laesgen_gfni128_face_r1_xor_stream_spent_next2_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again2_256
 .Laesgen_gfni128_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill256

@@ -2109,6 +2109,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again8_128:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm0
@@ -2827,7 +2836,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_128
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3552,7 +3561,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_128
+.Laesgen_gfni128_face_r2_xor_stream_spent_next8_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again8_128
 .Laesgen_gfni128_face_r2_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_try2_128
@@ -4278,6 +4294,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again4_128:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm0
@@ -4648,7 +4673,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_128
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5021,7 +5046,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_128
+.Laesgen_gfni128_face_r2_xor_stream_spent_next4_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again4_128
 .Laesgen_gfni128_face_r2_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_single128
@@ -5429,6 +5461,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again2_128:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm0
@@ -5625,7 +5666,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_128
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5822,7 +5863,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_128
+.Laesgen_gfni128_face_r2_xor_stream_spent_next2_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again2_128
 .Laesgen_gfni128_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill128
@@ -7946,6 +7994,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again8_192:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm0
@@ -8810,7 +8867,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_192
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -9681,7 +9738,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_192
+.Laesgen_gfni128_face_r2_xor_stream_spent_next8_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again8_192
 .Laesgen_gfni128_face_r2_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_try2_192
@@ -10555,6 +10619,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again4_192:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm0
@@ -10999,7 +11072,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_192
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -11446,7 +11519,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_192
+.Laesgen_gfni128_face_r2_xor_stream_spent_next4_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again4_192
 .Laesgen_gfni128_face_r2_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_single192
@@ -11930,6 +12010,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again2_192:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm0
@@ -12164,7 +12253,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_192
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -12399,7 +12488,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_192
+.Laesgen_gfni128_face_r2_xor_stream_spent_next2_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again2_192
 .Laesgen_gfni128_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill192
@@ -14875,6 +14971,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again8_256:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm0
@@ -15885,7 +15990,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_256
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -16902,7 +17007,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_256
+.Laesgen_gfni128_face_r2_xor_stream_spent_next8_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again8_256
 .Laesgen_gfni128_face_r2_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_try2_256
@@ -17924,6 +18036,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again4_256:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm0
@@ -18442,7 +18563,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_256
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -18963,7 +19084,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_256
+.Laesgen_gfni128_face_r2_xor_stream_spent_next4_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again4_256
 .Laesgen_gfni128_face_r2_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_single256
@@ -19523,6 +19651,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again2_256:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm0
@@ -19795,7 +19932,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_256
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -20068,7 +20205,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_256
+.Laesgen_gfni128_face_r2_xor_stream_spent_next2_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again2_256
 .Laesgen_gfni128_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill256

@@ -2183,6 +2183,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again8_128:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm16
@@ -2891,7 +2900,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_128
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm23
 	vmovq	%r8, %xmm16
@@ -3606,7 +3615,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_128
+.Laesgen_gfni128_face_r1_xor_stream_spent_next8_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again8_128
 .Laesgen_gfni128_face_r1_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_128
@@ -4351,6 +4367,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again4_128:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm16
@@ -4711,7 +4736,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_128
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm19
 	vmovq	%r8, %xmm16
@@ -5074,7 +5099,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_128
+.Laesgen_gfni128_face_r1_xor_stream_spent_next4_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again4_128
 .Laesgen_gfni128_face_r1_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_single128
@@ -5481,6 +5513,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again2_128:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm16
@@ -5667,7 +5708,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_128
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm17
 	vmovq	%r8, %xmm16
@@ -5854,7 +5895,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_128
+.Laesgen_gfni128_face_r1_xor_stream_spent_next2_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again2_128
 .Laesgen_gfni128_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill128
@@ -8018,6 +8066,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again8_192:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm18
@@ -8870,7 +8927,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_192
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm25
 	vmovq	%r8, %xmm18
@@ -9729,7 +9786,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_192
+.Laesgen_gfni128_face_r1_xor_stream_spent_next8_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again8_192
 .Laesgen_gfni128_face_r1_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_192
@@ -10618,6 +10682,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again4_192:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm18
@@ -11050,7 +11123,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_192
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm21
 	vmovq	%r8, %xmm18
@@ -11485,7 +11558,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_192
+.Laesgen_gfni128_face_r1_xor_stream_spent_next4_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again4_192
 .Laesgen_gfni128_face_r1_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_single192
@@ -11964,6 +12044,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again2_192:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm18
@@ -12186,7 +12275,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_192
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm19
 	vmovq	%r8, %xmm18
@@ -12409,7 +12498,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_192
+.Laesgen_gfni128_face_r1_xor_stream_spent_next2_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again2_192
 .Laesgen_gfni128_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill192
@@ -14917,6 +15013,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again8_256:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm20
@@ -15913,7 +16018,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_256
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm27
 	vmovq	%r8, %xmm20
@@ -16916,7 +17021,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_256
+.Laesgen_gfni128_face_r1_xor_stream_spent_next8_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again8_256
 .Laesgen_gfni128_face_r1_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_256
@@ -17949,6 +18061,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again4_256:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm20
@@ -18453,7 +18574,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_256
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm23
 	vmovq	%r8, %xmm20
@@ -18960,7 +19081,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_256
+.Laesgen_gfni128_face_r1_xor_stream_spent_next4_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again4_256
 .Laesgen_gfni128_face_r1_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_single256
@@ -19511,6 +19639,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r1_xor_stream_spent_again2_256:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm20
@@ -19769,7 +19906,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_256
 .Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm21
 	vmovq	%r8, %xmm20
@@ -20028,7 +20165,14 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_256
+.Laesgen_gfni128_face_r1_xor_stream_spent_next2_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again2_256
 .Laesgen_gfni128_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill256

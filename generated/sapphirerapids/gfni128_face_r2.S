@@ -2106,6 +2106,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again8_128:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm16
@@ -2814,7 +2823,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_128
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm23
 	vmovq	%r8, %xmm16
@@ -3529,7 +3538,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_128
+.Laesgen_gfni128_face_r2_xor_stream_spent_next8_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again8_128
 .Laesgen_gfni128_face_r2_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_try2_128
@@ -4237,6 +4253,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again4_128:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm16
@@ -4597,7 +4622,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_128
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm19
 	vmovq	%r8, %xmm16
@@ -4960,7 +4985,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_128
+.Laesgen_gfni128_face_r2_xor_stream_spent_next4_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again4_128
 .Laesgen_gfni128_face_r2_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_single128
@@ -5350,6 +5382,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again2_128:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm16
@@ -5536,7 +5577,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_128
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm17
 	vmovq	%r8, %xmm16
@@ -5723,7 +5764,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_128
+.Laesgen_gfni128_face_r2_xor_stream_spent_next2_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again2_128
 .Laesgen_gfni128_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill128
@@ -7812,6 +7860,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again8_192:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm18
@@ -8664,7 +8721,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_192
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm25
 	vmovq	%r8, %xmm18
@@ -9523,7 +9580,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_192
+.Laesgen_gfni128_face_r2_xor_stream_spent_next8_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again8_192
 .Laesgen_gfni128_face_r2_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_try2_192
@@ -10375,6 +10439,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again4_192:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm18
@@ -10807,7 +10880,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_192
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm21
 	vmovq	%r8, %xmm18
@@ -11242,7 +11315,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_192
+.Laesgen_gfni128_face_r2_xor_stream_spent_next4_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again4_192
 .Laesgen_gfni128_face_r2_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_single192
@@ -11704,6 +11784,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again2_192:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm18
@@ -11926,7 +12015,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_192
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm19
 	vmovq	%r8, %xmm18
@@ -12149,7 +12238,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_192
+.Laesgen_gfni128_face_r2_xor_stream_spent_next2_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again2_192
 .Laesgen_gfni128_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill192
@@ -14582,6 +14678,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again8_256:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm20
@@ -15578,7 +15683,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_256
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm27
 	vmovq	%r8, %xmm20
@@ -16581,7 +16686,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next8_256
+.Laesgen_gfni128_face_r2_xor_stream_spent_next8_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again8_256
 .Laesgen_gfni128_face_r2_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_try2_256
@@ -17577,6 +17689,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again4_256:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm20
@@ -18081,7 +18202,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_256
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm23
 	vmovq	%r8, %xmm20
@@ -18588,7 +18709,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next4_256
+.Laesgen_gfni128_face_r2_xor_stream_spent_next4_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again4_256
 .Laesgen_gfni128_face_r2_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_single256
@@ -19122,6 +19250,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni128_face_r2_xor_stream_spent_again2_256:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm20
@@ -19380,7 +19517,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_256
 .Laesgen_gfni128_face_r2_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm21
 	vmovq	%r8, %xmm20
@@ -19639,7 +19776,14 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_next2_256
+.Laesgen_gfni128_face_r2_xor_stream_spent_next2_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_spent_again2_256
 .Laesgen_gfni128_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill256

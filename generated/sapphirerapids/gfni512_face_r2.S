@@ -2107,6 +2107,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
 .Laesgen_gfni512_face_r2_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$32, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again8_128:
 	testq	$31, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm16
@@ -2816,7 +2825,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_128
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -3532,7 +3541,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_128
+.Laesgen_gfni512_face_r2_xor_stream_spent_next8_128:
+	addq	$32, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top128
+	cmpq	$512, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again8_128
 .Laesgen_gfni512_face_r2_xor_stream_try4_128:
 	cmpq	$256, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_128
@@ -4241,6 +4257,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
 .Laesgen_gfni512_face_r2_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again4_128:
 	testq	$15, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm16
@@ -4602,7 +4627,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_128
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -4966,7 +4991,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_128
+.Laesgen_gfni512_face_r2_xor_stream_spent_next4_128:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top128
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again4_128
 .Laesgen_gfni512_face_r2_xor_stream_try2_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_128
@@ -5357,6 +5389,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
 .Laesgen_gfni512_face_r2_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again2_128:
 	testq	$7, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm16
@@ -5544,7 +5585,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_128
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -5732,7 +5773,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_128
+.Laesgen_gfni512_face_r2_xor_stream_spent_next2_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again2_128
 .Laesgen_gfni512_face_r2_xor_stream_try1_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_single128
@@ -5964,6 +6012,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
 .Laesgen_gfni512_face_r2_xor_stream_spent1_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again1_128:
 	testq	$3, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_128
 	vmovq	%rax, %xmm16
@@ -6064,7 +6121,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_128
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -6164,7 +6221,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_128
+.Laesgen_gfni512_face_r2_xor_stream_spent_next1_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again1_128
 .Laesgen_gfni512_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill128
@@ -8254,6 +8318,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
 .Laesgen_gfni512_face_r2_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$32, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again8_192:
 	testq	$31, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm18
@@ -9107,7 +9180,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_192
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -9967,7 +10040,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_192
+.Laesgen_gfni512_face_r2_xor_stream_spent_next8_192:
+	addq	$32, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top192
+	cmpq	$512, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again8_192
 .Laesgen_gfni512_face_r2_xor_stream_try4_192:
 	cmpq	$256, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_192
@@ -10820,6 +10900,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
 .Laesgen_gfni512_face_r2_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again4_192:
 	testq	$15, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm18
@@ -11253,7 +11342,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_192
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -11689,7 +11778,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_192
+.Laesgen_gfni512_face_r2_xor_stream_spent_next4_192:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top192
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again4_192
 .Laesgen_gfni512_face_r2_xor_stream_try2_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_192
@@ -12152,6 +12248,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
 .Laesgen_gfni512_face_r2_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again2_192:
 	testq	$7, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm18
@@ -12375,7 +12480,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_192
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -12599,7 +12704,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_192
+.Laesgen_gfni512_face_r2_xor_stream_spent_next2_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again2_192
 .Laesgen_gfni512_face_r2_xor_stream_try1_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_single192
@@ -12867,6 +12979,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
 .Laesgen_gfni512_face_r2_xor_stream_spent1_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again1_192:
 	testq	$3, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_192
 	vmovq	%rax, %xmm18
@@ -12985,7 +13106,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_192
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -13103,7 +13224,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_192
+.Laesgen_gfni512_face_r2_xor_stream_spent_next1_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again1_192
 .Laesgen_gfni512_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill192
@@ -15537,6 +15665,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
 .Laesgen_gfni512_face_r2_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$32, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again8_256:
 	testq	$31, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm20
@@ -16534,7 +16671,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_256
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -17538,7 +17675,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_256
+.Laesgen_gfni512_face_r2_xor_stream_spent_next8_256:
+	addq	$32, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top256
+	cmpq	$512, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again8_256
 .Laesgen_gfni512_face_r2_xor_stream_try4_256:
 	cmpq	$256, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_256
@@ -18535,6 +18679,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
 .Laesgen_gfni512_face_r2_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again4_256:
 	testq	$15, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm20
@@ -19040,7 +19193,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_256
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -19548,7 +19701,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_256
+.Laesgen_gfni512_face_r2_xor_stream_spent_next4_256:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top256
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again4_256
 .Laesgen_gfni512_face_r2_xor_stream_try2_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_256
@@ -20083,6 +20243,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
 .Laesgen_gfni512_face_r2_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again2_256:
 	testq	$7, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm20
@@ -20342,7 +20511,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_256
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -20602,7 +20771,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_256
+.Laesgen_gfni512_face_r2_xor_stream_spent_next2_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again2_256
 .Laesgen_gfni512_face_r2_xor_stream_try1_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_single256
@@ -20906,6 +21082,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
 .Laesgen_gfni512_face_r2_xor_stream_spent1_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni512_face_r2_xor_stream_spent_again1_256:
 	testq	$3, %r9
 	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_256
 	vmovq	%rax, %xmm20
@@ -21042,7 +21227,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_256
 .Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -21178,7 +21363,14 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_256
+.Laesgen_gfni512_face_r2_xor_stream_spent_next1_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again1_256
 .Laesgen_gfni512_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill256

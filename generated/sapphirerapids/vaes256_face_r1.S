@@ -1056,6 +1056,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again8_128:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm11
@@ -1173,7 +1182,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_128
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1297,7 +1306,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_128
+.Laesgen_vaes256_face_r1_xor_stream_spent_next8_128:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top128
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again8_128
 .Laesgen_vaes256_face_r1_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try2_128
@@ -1482,6 +1498,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again4_128:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm11
@@ -1547,7 +1572,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_128
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1615,7 +1640,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_128
+.Laesgen_vaes256_face_r1_xor_stream_spent_next4_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again4_128
 .Laesgen_vaes256_face_r1_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try1_128
@@ -1744,6 +1776,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again2_128:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm11
@@ -1783,7 +1824,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_128
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1823,7 +1864,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_128
+.Laesgen_vaes256_face_r1_xor_stream_spent_next2_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again2_128
 .Laesgen_vaes256_face_r1_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_single128
@@ -1924,6 +1972,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_spent1_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again1_128:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_128
 	vmovq	%rax, %xmm11
@@ -1950,7 +2007,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_128
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1976,7 +2033,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_128
+.Laesgen_vaes256_face_r1_xor_stream_spent_next1_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again1_128
 .Laesgen_vaes256_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill128
@@ -2535,6 +2599,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again8_192:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm13
@@ -2668,7 +2741,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_192
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -2808,7 +2881,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_192
+.Laesgen_vaes256_face_r1_xor_stream_spent_next8_192:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top192
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again8_192
 .Laesgen_vaes256_face_r1_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try2_192
@@ -3009,6 +3089,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again4_192:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm13
@@ -3082,7 +3171,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_192
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -3158,7 +3247,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_192
+.Laesgen_vaes256_face_r1_xor_stream_spent_next4_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again4_192
 .Laesgen_vaes256_face_r1_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try1_192
@@ -3295,6 +3391,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again2_192:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm13
@@ -3338,7 +3443,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_192
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -3382,7 +3487,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_192
+.Laesgen_vaes256_face_r1_xor_stream_spent_next2_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again2_192
 .Laesgen_vaes256_face_r1_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_single192
@@ -3487,6 +3599,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_spent1_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again1_192:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_192
 	vmovq	%rax, %xmm13
@@ -3515,7 +3636,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_192
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -3543,7 +3664,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_192
+.Laesgen_vaes256_face_r1_xor_stream_spent_next1_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again1_192
 .Laesgen_vaes256_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill192
@@ -4142,6 +4270,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again8_256:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm15
@@ -4291,7 +4428,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_256
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -4447,7 +4584,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next8_256
+.Laesgen_vaes256_face_r1_xor_stream_spent_next8_256:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top256
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again8_256
 .Laesgen_vaes256_face_r1_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try2_256
@@ -4664,6 +4808,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again4_256:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm15
@@ -4745,7 +4898,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_256
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -4829,7 +4982,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next4_256
+.Laesgen_vaes256_face_r1_xor_stream_spent_next4_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again4_256
 .Laesgen_vaes256_face_r1_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_try1_256
@@ -4974,6 +5134,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again2_256:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm15
@@ -5021,7 +5190,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_256
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -5069,7 +5238,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next2_256
+.Laesgen_vaes256_face_r1_xor_stream_spent_next2_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again2_256
 .Laesgen_vaes256_face_r1_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_single256
@@ -5178,6 +5354,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_spent1_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r1_xor_stream_spent_again1_256:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_256
 	vmovq	%rax, %xmm15
@@ -5208,7 +5393,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_256
 .Laesgen_vaes256_face_r1_xor_stream_spent_unaligned1_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -5238,7 +5423,14 @@ aesgen_vaes256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_next1_256
+.Laesgen_vaes256_face_r1_xor_stream_spent_next1_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r1_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_spent_again1_256
 .Laesgen_vaes256_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill256

@@ -1048,6 +1048,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again8_128:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm11
@@ -1165,7 +1174,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_128
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1289,7 +1298,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_128
+.Laesgen_vaes256_face_r2_xor_stream_spent_next8_128:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top128
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again8_128
 .Laesgen_vaes256_face_r2_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_128
@@ -1470,6 +1486,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again4_128:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm11
@@ -1535,7 +1560,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_128
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1603,7 +1628,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_128
+.Laesgen_vaes256_face_r2_xor_stream_spent_next4_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again4_128
 .Laesgen_vaes256_face_r2_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_128
@@ -1730,6 +1762,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again2_128:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm11
@@ -1769,7 +1810,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_128
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1809,7 +1850,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_128
+.Laesgen_vaes256_face_r2_xor_stream_spent_next2_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again2_128
 .Laesgen_vaes256_face_r2_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single128
@@ -1909,6 +1957,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_spent1_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again1_128:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_128
 	vmovq	%rax, %xmm11
@@ -1935,7 +1992,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_128
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1961,7 +2018,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_128
+.Laesgen_vaes256_face_r2_xor_stream_spent_next1_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top128
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again1_128
 .Laesgen_vaes256_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill128
@@ -2512,6 +2576,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again8_192:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm13
@@ -2645,7 +2718,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_192
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -2785,7 +2858,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_192
+.Laesgen_vaes256_face_r2_xor_stream_spent_next8_192:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top192
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again8_192
 .Laesgen_vaes256_face_r2_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_192
@@ -2982,6 +3062,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again4_192:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm13
@@ -3055,7 +3144,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_192
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -3131,7 +3220,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_192
+.Laesgen_vaes256_face_r2_xor_stream_spent_next4_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again4_192
 .Laesgen_vaes256_face_r2_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_192
@@ -3266,6 +3362,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again2_192:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm13
@@ -3309,7 +3414,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_192
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -3353,7 +3458,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_192
+.Laesgen_vaes256_face_r2_xor_stream_spent_next2_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again2_192
 .Laesgen_vaes256_face_r2_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single192
@@ -3457,6 +3569,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_spent1_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again1_192:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_192
 	vmovq	%rax, %xmm13
@@ -3485,7 +3606,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_192
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -3513,7 +3634,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_192
+.Laesgen_vaes256_face_r2_xor_stream_spent_next1_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top192
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again1_192
 .Laesgen_vaes256_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill192
@@ -4104,6 +4232,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again8_256:
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm15
@@ -4253,7 +4390,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_256
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -4409,7 +4546,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next8_256
+.Laesgen_vaes256_face_r2_xor_stream_spent_next8_256:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top256
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again8_256
 .Laesgen_vaes256_face_r2_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_256
@@ -4622,6 +4766,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again4_256:
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm15
@@ -4703,7 +4856,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_256
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -4787,7 +4940,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next4_256
+.Laesgen_vaes256_face_r2_xor_stream_spent_next4_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again4_256
 .Laesgen_vaes256_face_r2_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_256
@@ -4930,6 +5090,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again2_256:
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm15
@@ -4977,7 +5146,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_256
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -5025,7 +5194,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next2_256
+.Laesgen_vaes256_face_r2_xor_stream_spent_next2_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again2_256
 .Laesgen_vaes256_face_r2_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single256
@@ -5133,6 +5309,15 @@ aesgen_vaes256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_spent1_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_vaes256_face_r2_xor_stream_spent_again1_256:
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_256
 	vmovq	%rax, %xmm15
@@ -5163,7 +5348,7 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_256
 .Laesgen_vaes256_face_r2_xor_stream_spent_unaligned1_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -5193,7 +5378,14 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_next1_256
+.Laesgen_vaes256_face_r2_xor_stream_spent_next1_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_top256
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_spent_again1_256
 .Laesgen_vaes256_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_single_fill256

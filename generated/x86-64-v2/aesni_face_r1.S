@@ -1102,6 +1102,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again8_128:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_128
 	movq	%rax, %xmm0
@@ -1244,7 +1253,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_128
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_128:
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -1392,7 +1401,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_128
+.Laesgen_aesni_face_r1_xor_stream_spent_next8_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again8_128
 .Laesgen_aesni_face_r1_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_try2_128
@@ -1611,6 +1627,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again4_128:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_128
 	movq	%rax, %xmm0
@@ -1693,7 +1718,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_128
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_128:
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -1777,7 +1802,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_128
+.Laesgen_aesni_face_r1_xor_stream_spent_next4_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again4_128
 .Laesgen_aesni_face_r1_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_single128
@@ -1930,6 +1962,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again2_128:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_128
 	movq	%rax, %xmm0
@@ -1982,7 +2023,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_128
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_128:
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -2034,7 +2075,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_128
+.Laesgen_aesni_face_r1_xor_stream_spent_next2_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again2_128
 .Laesgen_aesni_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill128
@@ -2671,6 +2719,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again8_192:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_192
 	movq	%rax, %xmm0
@@ -2831,7 +2888,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_192
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_192:
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -2997,7 +3054,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_192
+.Laesgen_aesni_face_r1_xor_stream_spent_next8_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again8_192
 .Laesgen_aesni_face_r1_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_try2_192
@@ -3236,6 +3300,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again4_192:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_192
 	movq	%rax, %xmm0
@@ -3328,7 +3401,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_192
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_192:
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -3422,7 +3495,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_192
+.Laesgen_aesni_face_r1_xor_stream_spent_next4_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again4_192
 .Laesgen_aesni_face_r1_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_single192
@@ -3587,6 +3667,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again2_192:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_192
 	movq	%rax, %xmm0
@@ -3645,7 +3734,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_192
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_192:
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -3703,7 +3792,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_192
+.Laesgen_aesni_face_r1_xor_stream_spent_next2_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again2_192
 .Laesgen_aesni_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill192
@@ -4388,6 +4484,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again8_256:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_256
 	movq	%rax, %xmm0
@@ -4566,7 +4671,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_256
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_256:
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -4750,7 +4855,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_256
+.Laesgen_aesni_face_r1_xor_stream_spent_next8_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again8_256
 .Laesgen_aesni_face_r1_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_try2_256
@@ -5009,6 +5121,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again4_256:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_256
 	movq	%rax, %xmm0
@@ -5111,7 +5232,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_256
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_256:
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -5215,7 +5336,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_256
+.Laesgen_aesni_face_r1_xor_stream_spent_next4_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again4_256
 .Laesgen_aesni_face_r1_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_single256
@@ -5392,6 +5520,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again2_256:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_256
 	movq	%rax, %xmm0
@@ -5456,7 +5593,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_256
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_256:
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -5520,7 +5657,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_256
+.Laesgen_aesni_face_r1_xor_stream_spent_next2_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again2_256
 .Laesgen_aesni_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill256

@@ -1095,6 +1095,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again8_128:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_128
 	movq	%rax, %xmm0
@@ -1237,7 +1246,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_128
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_128:
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -1385,7 +1394,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_128
+.Laesgen_aesni_face_r2_xor_stream_spent_next8_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again8_128
 .Laesgen_aesni_face_r2_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_try2_128
@@ -1601,6 +1617,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again4_128:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_128
 	movq	%rax, %xmm0
@@ -1683,7 +1708,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_128
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_128:
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -1767,7 +1792,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_128
+.Laesgen_aesni_face_r2_xor_stream_spent_next4_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again4_128
 .Laesgen_aesni_face_r2_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_single128
@@ -1919,6 +1951,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again2_128:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_128
 	movq	%rax, %xmm0
@@ -1971,7 +2012,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_128
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_128:
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -2023,7 +2064,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_128
+.Laesgen_aesni_face_r2_xor_stream_spent_next2_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again2_128
 .Laesgen_aesni_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill128
@@ -2655,6 +2703,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again8_192:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_192
 	movq	%rax, %xmm0
@@ -2815,7 +2872,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_192
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_192:
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -2981,7 +3038,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_192
+.Laesgen_aesni_face_r2_xor_stream_spent_next8_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again8_192
 .Laesgen_aesni_face_r2_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_try2_192
@@ -3217,6 +3281,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again4_192:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_192
 	movq	%rax, %xmm0
@@ -3309,7 +3382,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_192
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_192:
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -3403,7 +3476,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_192
+.Laesgen_aesni_face_r2_xor_stream_spent_next4_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again4_192
 .Laesgen_aesni_face_r2_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_single192
@@ -3567,6 +3647,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again2_192:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_192
 	movq	%rax, %xmm0
@@ -3625,7 +3714,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_192
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_192:
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -3683,7 +3772,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_192
+.Laesgen_aesni_face_r2_xor_stream_spent_next2_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again2_192
 .Laesgen_aesni_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill192
@@ -4363,6 +4459,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again8_256:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_256
 	movq	%rax, %xmm0
@@ -4541,7 +4646,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_256
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_256:
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -4725,7 +4830,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_256
+.Laesgen_aesni_face_r2_xor_stream_spent_next8_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again8_256
 .Laesgen_aesni_face_r2_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_try2_256
@@ -4981,6 +5093,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again4_256:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_256
 	movq	%rax, %xmm0
@@ -5083,7 +5204,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_256
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_256:
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -5187,7 +5308,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_256
+.Laesgen_aesni_face_r2_xor_stream_spent_next4_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again4_256
 .Laesgen_aesni_face_r2_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_single256
@@ -5363,6 +5491,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r2_xor_stream_spent_again2_256:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_256
 	movq	%rax, %xmm0
@@ -5427,7 +5564,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_256
 .Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_256:
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -5491,7 +5628,14 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_256
+.Laesgen_aesni_face_r2_xor_stream_spent_next2_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again2_256
 .Laesgen_aesni_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill256

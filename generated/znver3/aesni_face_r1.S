@@ -1069,6 +1069,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again8_128:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm0
@@ -1195,7 +1204,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_128
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1328,7 +1337,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_128
+.Laesgen_aesni_face_r1_xor_stream_spent_next8_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again8_128
 .Laesgen_aesni_face_r1_xor_stream_try4_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_try2_128
@@ -1532,6 +1548,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again4_128:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm0
@@ -1606,7 +1631,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_128
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1683,7 +1708,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_128
+.Laesgen_aesni_face_r1_xor_stream_spent_next4_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again4_128
 .Laesgen_aesni_face_r1_xor_stream_try2_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_single128
@@ -1829,6 +1861,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again2_128:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm0
@@ -1877,7 +1918,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_128
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1926,7 +1967,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_128
+.Laesgen_aesni_face_r1_xor_stream_spent_next2_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again2_128
 .Laesgen_aesni_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill128
@@ -2528,6 +2576,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again8_192:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm0
@@ -2672,7 +2729,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_192
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2823,7 +2880,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_192
+.Laesgen_aesni_face_r1_xor_stream_spent_next8_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again8_192
 .Laesgen_aesni_face_r1_xor_stream_try4_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_try2_192
@@ -3047,6 +3111,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again4_192:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm0
@@ -3131,7 +3204,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_192
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3218,7 +3291,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_192
+.Laesgen_aesni_face_r1_xor_stream_spent_next4_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again4_192
 .Laesgen_aesni_face_r1_xor_stream_try2_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_single192
@@ -3376,6 +3456,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again2_192:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm0
@@ -3430,7 +3519,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_192
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3485,7 +3574,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_192
+.Laesgen_aesni_face_r1_xor_stream_spent_next2_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again2_192
 .Laesgen_aesni_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill192
@@ -4135,6 +4231,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again8_256:
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm0
@@ -4297,7 +4402,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_256
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -4466,7 +4571,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_256
+.Laesgen_aesni_face_r1_xor_stream_spent_next8_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again8_256
 .Laesgen_aesni_face_r1_xor_stream_try4_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_try2_256
@@ -4710,6 +4822,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again4_256:
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm0
@@ -4804,7 +4925,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_256
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -4901,7 +5022,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_256
+.Laesgen_aesni_face_r1_xor_stream_spent_next4_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again4_256
 .Laesgen_aesni_face_r1_xor_stream_try2_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_single256
@@ -5071,6 +5199,15 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_aesni_face_r1_xor_stream_spent_again2_256:
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm0
@@ -5131,7 +5268,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_256
 .Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5192,7 +5329,14 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_256
+.Laesgen_aesni_face_r1_xor_stream_spent_next2_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again2_256
 .Laesgen_aesni_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill256

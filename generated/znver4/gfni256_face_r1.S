@@ -2179,6 +2179,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_spent8_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again8_128:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_128
 	vmovq	%rax, %xmm16
@@ -2888,7 +2897,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -3604,7 +3613,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128
+.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_128
 .Laesgen_gfni256_face_r1_xor_stream_try4_128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_128
@@ -4349,6 +4365,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_spent4_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again4_128:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_128
 	vmovq	%rax, %xmm16
@@ -4710,7 +4735,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -5074,7 +5099,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128
+.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_128
 .Laesgen_gfni256_face_r1_xor_stream_try2_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_128
@@ -5483,6 +5515,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_spent2_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again2_128:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_128
 	vmovq	%rax, %xmm16
@@ -5670,7 +5711,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -5858,7 +5899,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128
+.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_128
 .Laesgen_gfni256_face_r1_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_single128
@@ -6099,6 +6147,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_spent1_128:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again1_128:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_128
 	vmovq	%rax, %xmm16
@@ -6199,7 +6256,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -6299,7 +6356,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128
+.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_128
 .Laesgen_gfni256_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill128
@@ -8461,6 +8525,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_spent8_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again8_192:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_192
 	vmovq	%rax, %xmm18
@@ -9314,7 +9387,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -10174,7 +10247,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192
+.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_192
 .Laesgen_gfni256_face_r1_xor_stream_try4_192:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_192
@@ -11063,6 +11143,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_spent4_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again4_192:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_192
 	vmovq	%rax, %xmm18
@@ -11496,7 +11585,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -11932,7 +12021,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192
+.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_192
 .Laesgen_gfni256_face_r1_xor_stream_try2_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_192
@@ -12413,6 +12509,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_spent2_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again2_192:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_192
 	vmovq	%rax, %xmm18
@@ -12636,7 +12741,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -12860,7 +12965,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192
+.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_192
 .Laesgen_gfni256_face_r1_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_single192
@@ -13137,6 +13249,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_spent1_192:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again1_192:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_192
 	vmovq	%rax, %xmm18
@@ -13255,7 +13376,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -13373,7 +13494,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192
+.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_192
 .Laesgen_gfni256_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill192
@@ -15879,6 +16007,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_spent8_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$16, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again8_256:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_256
 	vmovq	%rax, %xmm20
@@ -16876,7 +17013,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -17880,7 +18017,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256
+.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256:
+	addq	$16, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_256
 .Laesgen_gfni256_face_r1_xor_stream_try4_256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_256
@@ -18913,6 +19057,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_spent4_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$8, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again4_256:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_256
 	vmovq	%rax, %xmm20
@@ -19418,7 +19571,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -19926,7 +20079,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256
+.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256:
+	addq	$8, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_256
 .Laesgen_gfni256_face_r1_xor_stream_try2_256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_256
@@ -20479,6 +20639,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_spent2_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$4, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again2_256:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_256
 	vmovq	%rax, %xmm20
@@ -20738,7 +20907,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -20998,7 +21167,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256
+.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256:
+	addq	$4, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_256
 .Laesgen_gfni256_face_r1_xor_stream_try1_256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_single256
@@ -21311,6 +21487,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_spent1_256:
+	movq	328(%rdi), %r10
+	subq	%r9, %r10
+	andq	$255, %r10
+	addq	%r9, %r10
+	movq	$256, %r11
+	cmpq	%r11, %r10
+	cmovaq	%r11, %r10
+	subq	$2, %r10
+.Laesgen_gfni256_face_r1_xor_stream_spent_again1_256:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_256
 	vmovq	%rax, %xmm20
@@ -21447,7 +21632,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256
 .Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -21583,7 +21768,14 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256
+.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256:
+	addq	$2, %r9
+	cmpq	%r10, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_256
 .Laesgen_gfni256_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill256

@@ -37,8 +37,8 @@ from ..passes.abi import sysv_with_vectors
 from . import ctx_layout as L
 from .engine_choice import engine_for
 from .engines import RoundEngine
-from .face_fill import (back_if_filled, fill_allowed, jump_unless_complete, keep_or_empty_table,
-                        record_filled)
+from .face_fill import (back_if_filled, clear_of_run, fill_allowed, jump_unless_complete,
+                        keep_or_empty_table, record_filled)
 from .key_schedule import accept_key_length, expand_by_size
 from .spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .ctr_stream import (Stream, count_up, counter_in_every_lane, loop_exit,
@@ -275,13 +275,26 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
                 _batch(k, b, v, bits, s, m, spec.width, "fill")
             with b.region(f"spent{m}-{bits}"):          # a tag seen once: no table, as none
                 b.bind(spent)
+                # until the window ends or the run is ahead, batch after batch as in none:
+                # none of them can meet the run, so the checks above would change nothing
+                stop = clear_of_run(b, ctx, s.idx, blocks)
+                again, next_ = b.label(f"spent_again{m}_{bits}"), b.label(f"spent_next{m}_{bits}")
+                b.bind(again)
                 if pow2:
                     spent_unaligned = b.label(f"spent_unaligned{m}_{bits}")
                     a.test(s.idx, Imm(blocks - 1))
                     a.jne(spent_unaligned)
-                    _batch(k, b, v, bits, s, m, spec.width, "aligned")
+                    _batch(k, b, v, bits, s, m, spec.width, "aligned", then=next_)
                     b.bind(spent_unaligned)
-                _batch(k, b, v, bits, s, m, spec.width, "full")
+                _batch(k, b, v, bits, s, m, spec.width, "full", then=next_)
+                b.bind(next_)
+                with b.phase("loop"):
+                    a.add(s.idx, Imm(blocks))          # the next batch's in15, this window
+                    a.cmp(s.idx, stop)
+                    a.ja(s.top)
+                    a.cmp(s.length, Imm(16 * blocks))
+                    a.jb(s.top)
+                    a.jmp(again)
 
     _single_paths(k, b, v, bits, s, single)
 
@@ -318,7 +331,7 @@ def _single_paths(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Strea
 
 
 def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: int,
-           width: int, mode: str) -> None:
+           width: int, mode: str, then: Label | None = None) -> None:
     """m registers of width bits (m * lanes blocks) whose in15 run idx.. without wrapping.
 
     mode "full": every round computed; "fast": rounds up to the FACE level come from the
@@ -416,7 +429,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
         a.add(s.inp, Imm(16 * blocks_n))
         a.add(s.out, Imm(16 * blocks_n))
         a.sub(s.length, Imm(16 * blocks_n))
-        a.jmp(s.top)
+        a.jmp(then or s.top)
     if partial is not None:
         _partial_tail(b, v, s, blocks[0], partial)
 

@@ -99,6 +99,25 @@ def back_if_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int, fast: Labe
     b.bind(outside)
 
 
+def clear_of_run(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int,
+                 run: RunFields = CTR_RUN) -> Reg:
+    """For a batch at in15 = idx that does not overlap the run: the last in15 a batch of
+    ``blocks`` may start at, going on from idx in this window, and still end before the
+    run begins: min(idx + ((start - idx) mod 256), 256) - blocks. Batches up to there can
+    skip the run checks (none of them can lift the budget) and the window check."""
+    a = b.asm
+    last, end = b.gp(), b.gp()
+    a.mov(last, _field(ctx, run.start))
+    a.sub(last, idx)
+    b.emit("and", last, Imm(255))
+    a.add(last, idx)
+    a.mov(end, Imm(256))
+    a.cmp(last, end)
+    a.cmova(last, end)
+    a.sub(last, Imm(blocks))
+    return last
+
+
 def fill_allowed(b: KernelBuilder, ctx: Reg, full: Label, run: RunFields = CTR_RUN) -> None:
     """Before a fill batch: jump to ``full`` (compute in full, store nothing) when the
     budget, counted in fill batches, is spent; else take one batch from it."""
