@@ -11,9 +11,13 @@ from .fields import Field, FieldLayout
 
 # The header every CTR context starts with, declared field by field (kernels/fields.py);
 # offsets follow from the order and alignment, and the names below are read from it.
-HEADER_FIELDS = [
+# The cipher's fields, first in every context of every mode: the round engines address
+# the round keys from offset 0.
+CIPHER_FIELDS = [
     Field("cipher", "ROUND_KEYS", 240, 16, "15 x 16 bytes, FIPS-197 byte order"),
-    Field("cipher", "KEY_BITS", 4, 4, "u32: 128, 192 or 256 once init succeeded"),
+    Field("cipher", "KEY_BITS", 4, 4, "u32: 128, 192 or 256 once init succeeded; 0 before"),
+]
+HEADER_FIELDS = CIPHER_FIELDS + [
     Field("mode", "CTR_LO", 8, 16, "u64: counter bytes 8..15 as a number (next block)"),
     Field("mode", "CTR_HI", 8, 8, "u64: counter bytes 0..7"),
     Field("mode", "KEYSTREAM", 16, 16, "keystream of the block partly used by the last call"),

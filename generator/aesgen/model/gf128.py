@@ -151,7 +151,7 @@ def _poly_mod(p: int, modulus: int) -> int:
     return p
 
 
-def _clmul(a: int, b: int) -> int:
+def clmul(a: int, b: int) -> int:
     """Carry-less product of two GF(2) polynomials, shift and add."""
     product = 0
     while b:
@@ -166,7 +166,7 @@ def polyval_mul(a: bytes, b: bytes) -> bytes:
     """a * b in the POLYVAL field (little-endian blocks; RFC 8452 section 3)."""
     ai = int.from_bytes(_check_block(a), "little")
     bi = int.from_bytes(_check_block(b), "little")
-    return _poly_mod(_clmul(ai, bi), POLYVAL_MODULUS).to_bytes(BLOCK_SIZE, "little")
+    return _poly_mod(clmul(ai, bi), POLYVAL_MODULUS).to_bytes(BLOCK_SIZE, "little")
 
 
 def polyval_dot(a: bytes, b: bytes) -> bytes:

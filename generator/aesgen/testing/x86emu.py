@@ -37,6 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..model import gf128
 from ..model.aes import INV_SBOX, SBOX
 
 __all__ = ["EmulatorError", "ParseError", "UnsupportedInstruction", "MemoryFault",
@@ -793,14 +794,8 @@ def clmul64(a: int, b: int) -> int:
     return _mul4(_clmul_table4(a), b)
 
 
-def clmul_reference(a: int, b: int) -> int:
-    r = 0
-    while b:
-        if b & 1:
-            r ^= a
-        a <<= 1
-        b >>= 1
-    return r
+# the carry-less product the fast paths above are checked against
+clmul_reference = gf128.clmul
 
 
 # --- GF(2^8) (GFNI) ------------------------------------------------------------------------

@@ -83,9 +83,7 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
         Field("face", "FACE_TABLE", 256 * 16, 64, f"T[v] = state after round "
               f"{FACE_ROUNDS[face]} of the block with in15 = v, XOR FACE_CACHE"),
     ]
-    layout = FieldLayout.build([
-        Field("cipher", "ROUND_KEYS", 240, 16, "15 x 16 bytes, FIPS-197 byte order"),
-        Field("cipher", "KEY_BITS", 4, 4, "128, 192 or 256 once init succeeded; 0 before"),
+    layout = FieldLayout.build(ctx_layout.CIPHER_FIELDS + [
         Field("hash", "H_POWERS", 16 * (powers + zero_slots), 16,
               "H~^n .. H~^1, highest first: one wide load gives a register's lanes their "
               "powers (gf128/x86_64/clmul.py)" + (", then 4 zero slots" if zero_slots else "")),
