@@ -5918,7 +5918,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_2:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_256
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_256
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -6501,6 +6501,290 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top256
+.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_256:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes256_gcm_r2_encrypt_data_again_steady_256:
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	-256(%rcx), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vmovdqu	-224(%rcx), %ymm13
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	(%rdi), %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	-192(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
+	vbroadcasti128	32(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vbroadcasti128	48(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-160(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vbroadcasti128	64(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm0
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
+	vbroadcasti128	96(%rdi), %ymm0
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vmovdqu	-96(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	112(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	-64(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	192(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm12, %xmm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vbroadcasti128	208(%rdi), %ymm0
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %xmm10, %xmm10
+	vbroadcasti128	224(%rdi), %ymm0
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_next_steady_256
+.Laesgen_vaes256_gcm_r2_encrypt_data_next_steady_256:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_top256
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_top256
+	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_again_steady_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_refresh_steady_256:
 	vpand	.Laesgen_vaes256_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -7622,7 +7906,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_4:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_128
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_128
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -8133,6 +8417,254 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top128
+.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_128:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes256_gcm_r2_encrypt_data_again_steady_128:
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	-256(%rcx), %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vmovdqu	-224(%rcx), %ymm13
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
+	vbroadcasti128	(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm7, %ymm7
+	vmovdqu	-192(%rcx), %ymm13
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	16(%rdi), %ymm0
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	32(%rdi), %ymm0
+	vmovdqu	-160(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	48(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vmovdqu	-96(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm0
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	96(%rdi), %ymm0
+	vmovdqu	-64(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm12, %xmm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_next_steady_128
+.Laesgen_vaes256_gcm_r2_encrypt_data_next_steady_128:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_top128
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_top128
+	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_again_steady_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_refresh_steady_128:
 	vpand	.Laesgen_vaes256_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -9290,7 +9822,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_6:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_192
+	je	.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_192
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -9837,6 +10369,272 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top192
+.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_192:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes256_gcm_r2_encrypt_data_again_steady_192:
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	-256(%rcx), %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vmovdqu	-224(%rcx), %ymm13
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
+	vbroadcasti128	(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	16(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-192(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
+	vbroadcasti128	32(%rdi), %ymm0
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vmovdqu	-160(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vbroadcasti128	48(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
+	vbroadcasti128	80(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vmovdqu	-96(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	96(%rdi), %ymm0
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vbroadcasti128	112(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-64(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	144(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm12, %ymm12
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vextracti128	$1, %ymm12, %xmm13
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vbroadcasti128	192(%rdi), %ymm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_next_steady_192
+.Laesgen_vaes256_gcm_r2_encrypt_data_next_steady_192:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_top192
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_top192
+	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_again_steady_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_refresh_steady_192:
 	vpand	.Laesgen_vaes256_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -10670,7 +11468,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_vaes256_gcm_r2_decrypt_data_outside_run:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_256
+	je	.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_256
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -11253,6 +12051,290 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top256
+.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_256:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes256_gcm_r2_decrypt_data_again_steady_256:
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	(%rsi), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$1, 256(%rdi), %ymm8, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$16, 256(%rdi), %ymm8, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vmovdqu	32(%rsi), %ymm13
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	(%rdi), %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	64(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
+	vbroadcasti128	32(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vbroadcasti128	48(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	96(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vbroadcasti128	64(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm0
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
+	vbroadcasti128	96(%rdi), %ymm0
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vmovdqu	160(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	112(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	192(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vbroadcasti128	160(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	192(%rdi), %ymm0
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm12, %xmm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vbroadcasti128	208(%rdi), %ymm0
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %xmm10, %xmm10
+	vbroadcasti128	224(%rdi), %ymm0
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_next_steady_256
+.Laesgen_vaes256_gcm_r2_decrypt_data_next_steady_256:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_top256
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_top256
+	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_again_steady_256
 .Laesgen_vaes256_gcm_r2_decrypt_data_refresh_steady_256:
 	vpand	.Laesgen_vaes256_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -11804,7 +12886,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_2:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_128
+	je	.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_128
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -12315,6 +13397,254 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top128
+.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_128:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes256_gcm_r2_decrypt_data_again_steady_128:
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	(%rsi), %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vmovdqu	32(%rsi), %ymm13
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpxor	%ymm0, %ymm10, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
+	vbroadcasti128	(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm7, %ymm7
+	vmovdqu	64(%rsi), %ymm13
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	16(%rdi), %ymm0
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	32(%rdi), %ymm0
+	vmovdqu	96(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	48(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vmovdqu	160(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm0
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	96(%rdi), %ymm0
+	vmovdqu	192(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm12, %xmm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_next_steady_128
+.Laesgen_vaes256_gcm_r2_decrypt_data_next_steady_128:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_top128
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_top128
+	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_again_steady_128
 .Laesgen_vaes256_gcm_r2_decrypt_data_refresh_steady_128:
 	vpand	.Laesgen_vaes256_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -12848,7 +14178,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_3:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_192
+	je	.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_192
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -13395,6 +14725,272 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top192
+.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_192:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes256_gcm_r2_decrypt_data_again_steady_192:
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	(%rsi), %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$1, 256(%rdi), %ymm7, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$16, 256(%rdi), %ymm7, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm12, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vmovdqu	32(%rsi), %ymm13
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm14
+	vbroadcasti128	(%rdi), %ymm0
+	vpxor	%ymm14, %ymm10, %ymm10
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm11, %ymm11
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, 288(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	16(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	64(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
+	vbroadcasti128	32(%rdi), %ymm0
+	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vmovdqu	96(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm14
+	vbroadcasti128	48(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm13
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm11, %ymm11
+	vbroadcasti128	80(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vmovdqu	160(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	96(%rdi), %ymm0
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$1, 416(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, 416(%rdi), %ymm13, %ymm13
+	vbroadcasti128	112(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	192(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm14
+	vbroadcasti128	128(%rdi), %ymm0
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 448(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm14, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	144(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm14, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm14, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$1, 480(%rdi), %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm14, %ymm12, %ymm12
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$16, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vextracti128	$1, %ymm12, %xmm13
+	vbroadcasti128	176(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vbroadcasti128	192(%rdi), %ymm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_next_steady_192
+.Laesgen_vaes256_gcm_r2_decrypt_data_next_steady_192:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_top192
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_top192
+	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_again_steady_192
 .Laesgen_vaes256_gcm_r2_decrypt_data_refresh_steady_192:
 	vpand	.Laesgen_vaes256_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2

@@ -5430,7 +5430,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_2:
 	cmpq	$0, 864(%rdi)
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_256
 	subq	$1, 864(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -5781,6 +5781,180 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
+.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_256:
+	movq	848(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_256:
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	-256(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm0
+	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm6
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-128(%rcx), %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vmovdqu64	-64(%rcx), %zmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm7, %ymm6
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpxorq	%ymm6, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vextracti32x4	$1, %ymm7, %xmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm8, %ymm6
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%ymm6, %ymm8, %ymm8
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti32x4	$1, %ymm8, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm9, %ymm6
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm6, %ymm9, %ymm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti32x4	$1, %ymm9, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpslldq	$8, %xmm9, %xmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpsrldq	$8, %xmm9, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm2, %zmm2
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vmovdqa64	%xmm7, %xmm0
+	vpxorq	(%rsi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, (%rcx)
+	vpxorq	64(%rsi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 64(%rcx)
+	vpxorq	128(%rsi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 128(%rcx)
+	vpxorq	192(%rsi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 192(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_next_steady_256
+.Laesgen_vaes512_gcm_r2_encrypt_data_next_steady_256:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_256:
 	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -6643,7 +6817,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4:
 	cmpq	$0, 864(%rdi)
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_128
 	subq	$1, 864(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -6954,6 +7128,160 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
+.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_128:
+	movq	848(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_128:
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	-256(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
+	vbroadcasti32x4	(%rdi), %zmm0
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vmovdqu64	-192(%rcx), %zmm6
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	-128(%rcx), %zmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	-64(%rcx), %zmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm7, %ymm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm6, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm7, %xmm6
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vextracti64x4	$1, %zmm8, %ymm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm6, %ymm8, %ymm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti32x4	$1, %ymm8, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm9, %ymm6
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpxorq	%ymm6, %ymm9, %ymm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vextracti32x4	$1, %ymm9, %xmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpslldq	$8, %xmm9, %xmm6
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpsrldq	$8, %xmm9, %xmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vaesenclast	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vmovdqa64	%xmm7, %xmm0
+	vpxorq	(%rsi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, (%rcx)
+	vpxorq	64(%rsi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 64(%rcx)
+	vpxorq	128(%rsi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 128(%rcx)
+	vpxorq	192(%rsi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 192(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_next_steady_128
+.Laesgen_vaes512_gcm_r2_encrypt_data_next_steady_128:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_128:
 	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -7836,7 +8164,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6:
 	cmpq	$0, 864(%rdi)
-	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_192
 	subq	$1, 864(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -8167,6 +8495,170 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
+.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_192:
+	movq	848(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_192:
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	-256(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vbroadcasti32x4	(%rdi), %zmm0
+	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm6
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-128(%rcx), %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	-64(%rcx), %zmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm7, %ymm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%ymm6, %ymm7, %ymm7
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vextracti32x4	$1, %ymm7, %xmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm8, %ymm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm6, %ymm8, %ymm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm8, %xmm6
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm9, %ymm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm6, %ymm9, %ymm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm9, %xmm6
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpslldq	$8, %xmm9, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %xmm9, %xmm6
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vaesenclast	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vmovdqa64	%xmm7, %xmm0
+	vpxorq	(%rsi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, (%rcx)
+	vpxorq	64(%rsi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 64(%rcx)
+	vpxorq	128(%rsi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 128(%rcx)
+	vpxorq	192(%rsi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 192(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_next_steady_192
+.Laesgen_vaes512_gcm_r2_encrypt_data_next_steady_192:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_again_steady_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_192:
 	vpandq	.Laesgen_vaes512_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -8918,7 +9410,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run:
 	cmpq	$0, 864(%rdi)
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_256
 	subq	$1, 864(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -9269,6 +9761,180 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
+.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_256:
+	movq	848(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_256:
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	(%rsi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm0
+	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	64(%rsi), %zmm6
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	128(%rsi), %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vmovdqu64	192(%rsi), %zmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm7, %ymm6
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpxorq	%ymm6, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vextracti32x4	$1, %ymm7, %xmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm8, %ymm6
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%ymm6, %ymm8, %ymm8
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti32x4	$1, %ymm8, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm9, %ymm6
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm6, %ymm9, %ymm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti32x4	$1, %ymm9, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpslldq	$8, %xmm9, %xmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpsrldq	$8, %xmm9, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm2, %zmm2
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vmovdqa64	%xmm7, %xmm0
+	vpxorq	(%rsi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, (%rcx)
+	vpxorq	64(%rsi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 64(%rcx)
+	vpxorq	128(%rsi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 128(%rcx)
+	vpxorq	192(%rsi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 192(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_next_steady_256
+.Laesgen_vaes512_gcm_r2_decrypt_data_next_steady_256:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_256
 .Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_256:
 	vpandq	.Laesgen_vaes512_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -9768,7 +10434,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_2:
 	cmpq	$0, 864(%rdi)
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_128
 	subq	$1, 864(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -10079,6 +10745,160 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
+.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_128:
+	movq	848(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_128:
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	(%rsi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
+	vbroadcasti32x4	(%rdi), %zmm0
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vmovdqu64	64(%rsi), %zmm6
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	128(%rsi), %zmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	192(%rsi), %zmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vextracti64x4	$1, %zmm7, %ymm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm6, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm7, %xmm6
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vextracti64x4	$1, %zmm8, %ymm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm6, %ymm8, %ymm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti32x4	$1, %ymm8, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm9, %ymm6
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpxorq	%ymm6, %ymm9, %ymm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vextracti32x4	$1, %ymm9, %xmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpslldq	$8, %xmm9, %xmm6
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpsrldq	$8, %xmm9, %xmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vaesenclast	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vmovdqa64	%xmm7, %xmm0
+	vpxorq	(%rsi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, (%rcx)
+	vpxorq	64(%rsi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 64(%rcx)
+	vpxorq	128(%rsi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 128(%rcx)
+	vpxorq	192(%rsi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 192(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_next_steady_128
+.Laesgen_vaes512_gcm_r2_decrypt_data_next_steady_128:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_128
 .Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_128:
 	vpandq	.Laesgen_vaes512_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -10568,7 +11388,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_3:
 	cmpq	$0, 864(%rdi)
-	je	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192
+	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_192
 	subq	$1, 864(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -10899,6 +11719,170 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
+.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_192:
+	movq	848(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_192:
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	(%rsi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vbroadcasti32x4	(%rdi), %zmm0
+	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	64(%rsi), %zmm6
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	128(%rsi), %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	192(%rsi), %zmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm7, %ymm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%ymm6, %ymm7, %ymm7
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vextracti32x4	$1, %ymm7, %xmm6
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm8, %ymm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm6, %ymm8, %ymm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm8, %xmm6
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm9, %ymm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm6, %ymm9, %ymm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm9, %xmm6
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpslldq	$8, %xmm9, %xmm6
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %xmm9, %xmm6
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vaesenclast	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vmovdqa64	%xmm7, %xmm0
+	vpxorq	(%rsi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, (%rcx)
+	vpxorq	64(%rsi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 64(%rcx)
+	vpxorq	128(%rsi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 128(%rcx)
+	vpxorq	192(%rsi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 192(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_next_steady_192
+.Laesgen_vaes512_gcm_r2_decrypt_data_next_steady_192:
+	addq	$16, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
+	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_again_steady_192
 .Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_192:
 	vpandq	.Laesgen_vaes512_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2

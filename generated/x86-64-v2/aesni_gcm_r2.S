@@ -6381,7 +6381,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_256
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -7016,6 +7016,316 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
+.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_256:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_256:
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
+	movdqu	-128(%rcx), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pshufd	$78, %xmm6, %xmm0
+	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	movdqa	%xmm1, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	movdqa	%xmm1, %xmm7
+	movdqu	-112(%rcx), %xmm13
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	%xmm1, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
+	pxor	%xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm9
+	movdqa	%xmm13, %xmm0
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
+	pclmulqdq	$0, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm10
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm0, %xmm2
+	pxor	%xmm0, %xmm3
+	pclmulqdq	$17, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm4
+	pxor	%xmm13, %xmm11
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm0, %xmm7
+	pclmulqdq	$0, 400(%rdi), %xmm14
+	pxor	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm9
+	movdqa	16(%rdi), %xmm0
+	movdqu	-96(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 288(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm15, %xmm10
+	movdqa	32(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-80(%rcx), %xmm13
+	movdqa	48(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm15
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	64(%rdi), %xmm0
+	pclmulqdq	$17, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 432(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm15
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	96(%rdi), %xmm0
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	112(%rdi), %xmm0
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	movdqa	128(%rdi), %xmm0
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	144(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	192(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm11, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm9
+	pslldq	$8, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm10, %xmm10
+	movdqa	224(%rdi), %xmm0
+	aesenclast	%xmm0, %xmm2
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm5
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_256
+.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_256:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_top256
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_top256
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_256
 .Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_256:
 	movdqa	%xmm1, %xmm2
 	pand	.Laesgen_aesni_gcm_r2_encrypt_data_window_mask(%rip), %xmm2
@@ -8232,7 +8542,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_128
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -8796,6 +9106,280 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
+.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_128:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_128:
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
+	movdqu	-128(%rcx), %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm5, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm5, %xmm11
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	movdqa	%xmm1, %xmm6
+	movdqu	-112(%rcx), %xmm0
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pshufd	$78, %xmm0, %xmm13
+	movdqa	%xmm1, %xmm7
+	pxor	%xmm0, %xmm13
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
+	movdqa	%xmm0, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	movdqa	%xmm1, %xmm8
+	pxor	%xmm9, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	movdqa	%xmm1, %xmm9
+	pxor	%xmm0, %xmm11
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 400(%rdi), %xmm13
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm2
+	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
+	pxor	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	pxor	%xmm0, %xmm7
+	pclmulqdq	$0, 288(%rdi), %xmm15
+	pxor	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	pxor	%xmm0, %xmm9
+	movdqa	16(%rdi), %xmm0
+	pclmulqdq	$17, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	-80(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	32(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 304(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$0, 432(%rdi), %xmm14
+	movdqa	48(%rdi), %xmm0
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 320(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	64(%rdi), %xmm0
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	96(%rdi), %xmm0
+	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	112(%rdi), %xmm0
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 496(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	pxor	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm11, %xmm12
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm7
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm12
+	movdqa	160(%rdi), %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm2
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm3
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm4
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_128
+.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_128:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_top128
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_top128
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_128
 .Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_128:
 	movdqa	%xmm1, %xmm2
 	pand	.Laesgen_aesni_gcm_r2_encrypt_data_window_mask(%rip), %xmm2
@@ -10049,7 +10633,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_192
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -10649,6 +11233,299 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
+.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_192:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_192:
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2
+	movdqu	-128(%rcx), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm5
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm12
+	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	movdqu	-112(%rcx), %xmm0
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm0
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm13
+	movdqa	%xmm1, %xmm8
+	movdqa	%xmm0, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm14
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm9
+	pxor	%xmm14, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm9
+	movdqa	%xmm0, %xmm14
+	paddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 272(%rdi), %xmm14
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	pxor	%xmm0, %xmm2
+	pxor	%xmm0, %xmm3
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$0, 400(%rdi), %xmm13
+	pxor	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm6
+	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	pxor	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	16(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 288(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm3
+	movdqu	-80(%rcx), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$0, 304(%rdi), %xmm15
+	movdqa	48(%rdi), %xmm0
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 432(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-64(%rcx), %xmm13
+	movdqa	64(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm15
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	80(%rdi), %xmm0
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	96(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	112(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm15
+	movdqa	128(%rdi), %xmm0
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 496(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm11, %xmm12
+	movdqa	176(%rdi), %xmm0
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm2
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12
+	movdqa	192(%rdi), %xmm0
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm2
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
+	aesenclast	%xmm0, %xmm4
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_192
+.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_192:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_top192
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_top192
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_192
 .Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_192:
 	movdqa	%xmm1, %xmm2
 	pand	.Laesgen_aesni_gcm_r2_encrypt_data_window_mask(%rip), %xmm2
@@ -11553,7 +12430,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_256
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -12188,6 +13065,316 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
+.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_256:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_256:
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
+	movdqu	(%rsi), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pshufd	$78, %xmm6, %xmm0
+	movdqa	%xmm1, %xmm4
+	pxor	%xmm6, %xmm0
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm6, %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	movdqa	%xmm1, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	movdqa	%xmm1, %xmm7
+	movdqu	16(%rsi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	%xmm1, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
+	pxor	%xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm9
+	movdqa	%xmm13, %xmm0
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
+	pclmulqdq	$0, 272(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm10
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm0, %xmm2
+	pxor	%xmm0, %xmm3
+	pclmulqdq	$17, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm4
+	pxor	%xmm13, %xmm11
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm0, %xmm7
+	pclmulqdq	$0, 400(%rdi), %xmm14
+	pxor	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm9
+	movdqa	16(%rdi), %xmm0
+	movdqu	32(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 288(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm15, %xmm10
+	movdqa	32(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	48(%rsi), %xmm13
+	movdqa	48(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm15
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	64(%rdi), %xmm0
+	pclmulqdq	$17, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 432(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	64(%rsi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm15
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	96(%rdi), %xmm0
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	112(%rdi), %xmm0
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	movdqa	128(%rdi), %xmm0
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqu	96(%rsi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	144(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	movdqu	112(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	192(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 496(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm11, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm9
+	pslldq	$8, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm10, %xmm10
+	movdqa	224(%rdi), %xmm0
+	aesenclast	%xmm0, %xmm2
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm5
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_256
+.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_256:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_top256
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_top256
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_256
 .Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_256:
 	movdqa	%xmm1, %xmm2
 	pand	.Laesgen_aesni_gcm_r2_decrypt_data_window_mask(%rip), %xmm2
@@ -12785,7 +13972,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_128
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -13349,6 +14536,280 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
+.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_128:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_128:
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
+	movdqu	(%rsi), %xmm5
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm5, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm5, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm5, %xmm11
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	movdqa	%xmm1, %xmm6
+	movdqu	16(%rsi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pshufd	$78, %xmm0, %xmm13
+	movdqa	%xmm1, %xmm7
+	pxor	%xmm0, %xmm13
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
+	movdqa	%xmm0, %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm9
+	movdqa	%xmm1, %xmm8
+	pxor	%xmm9, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	movdqa	%xmm1, %xmm9
+	pxor	%xmm0, %xmm11
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 400(%rdi), %xmm13
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm2
+	movdqu	32(%rsi), %xmm13
+	pxor	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
+	pxor	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	pxor	%xmm0, %xmm7
+	pclmulqdq	$0, 288(%rdi), %xmm15
+	pxor	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	pxor	%xmm0, %xmm9
+	movdqa	16(%rdi), %xmm0
+	pclmulqdq	$17, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	48(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	32(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 304(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$0, 432(%rdi), %xmm14
+	movdqa	48(%rdi), %xmm0
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqu	64(%rsi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 320(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	64(%rdi), %xmm0
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	96(%rdi), %xmm0
+	movdqu	96(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	112(%rdi), %xmm0
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	112(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 496(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	pxor	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm11, %xmm12
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm7
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm12
+	movdqa	160(%rdi), %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm2
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm3
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm4
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_128
+.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_128:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_top128
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_top128
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_128
 .Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_128:
 	movdqa	%xmm1, %xmm2
 	pand	.Laesgen_aesni_gcm_r2_decrypt_data_window_mask(%rip), %xmm2
@@ -13929,7 +15390,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_192
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -14529,6 +15990,299 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
+.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_192:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_192:
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2
+	movdqu	(%rsi), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm3
+	pshufd	$78, %xmm6, %xmm0
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	movdqa	%xmm1, %xmm5
+	movdqa	%xmm6, %xmm11
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm5
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm12
+	movdqa	%xmm1, %xmm6
+	pclmulqdq	$0, 384(%rdi), %xmm12
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	movdqu	16(%rsi), %xmm0
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm0
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7
+	pshufd	$78, %xmm0, %xmm13
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm13
+	movdqa	%xmm1, %xmm8
+	movdqa	%xmm0, %xmm14
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8
+	pclmulqdq	$0, 272(%rdi), %xmm14
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm9
+	pxor	%xmm14, %xmm10
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm9
+	movdqa	%xmm0, %xmm14
+	paddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 272(%rdi), %xmm14
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	pxor	%xmm0, %xmm2
+	pxor	%xmm0, %xmm3
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$0, 400(%rdi), %xmm13
+	pxor	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm6
+	movdqu	32(%rsi), %xmm13
+	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm8
+	pshufd	$78, %xmm13, %xmm14
+	pxor	%xmm0, %xmm9
+	pxor	%xmm13, %xmm14
+	movdqa	16(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 288(%rdi), %xmm15
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 416(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm3
+	movdqu	48(%rsi), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$0, 304(%rdi), %xmm15
+	movdqa	48(%rdi), %xmm0
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 432(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	64(%rsi), %xmm13
+	movdqa	64(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm15
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	80(%rdi), %xmm0
+	pclmulqdq	$17, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 448(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufd	$78, %xmm13, %xmm14
+	movdqa	96(%rdi), %xmm0
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 336(%rdi), %xmm15
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	112(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 464(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	96(%rsi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm15
+	movdqa	128(%rdi), %xmm0
+	pclmulqdq	$0, 352(%rdi), %xmm15
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 480(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	movdqu	112(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pshufd	$78, %xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm15
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm15
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm15, %xmm10
+	aesenc	%xmm0, %xmm9
+	movdqa	160(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 496(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm11, %xmm12
+	movdqa	176(%rdi), %xmm0
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm2
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12
+	movdqa	192(%rdi), %xmm0
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm2
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
+	aesenclast	%xmm0, %xmm4
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_192
+.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_192:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_top192
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_top192
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_192
 .Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_192:
 	movdqa	%xmm1, %xmm2
 	pand	.Laesgen_aesni_gcm_r2_decrypt_data_window_mask(%rip), %xmm2

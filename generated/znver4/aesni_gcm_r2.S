@@ -5843,7 +5843,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_256
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -6418,6 +6418,286 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
+.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_256:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_256:
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufd	$78, %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vmovdqu	-112(%rcx), %xmm13
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	-32(%rcx), %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	176(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm10, %xmm10
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_256
+.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_256:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_top256
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_top256
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_256
 .Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_256:
 	vpand	.Laesgen_aesni_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -7534,7 +7814,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_128
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -8037,6 +8317,250 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
+.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_128:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_128:
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufd	$78, %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vmovdqu	-96(%rcx), %xmm13
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	48(%rdi), %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm0
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	96(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_128
+.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_128:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_top128
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_top128
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_128
 .Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_128:
 	vpand	.Laesgen_aesni_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -9189,7 +9713,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
+	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_192
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -9728,6 +10252,268 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
+.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_192:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_192:
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm8, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	(%rdi), %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	96(%rdi), %xmm0
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	112(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_192
+.Laesgen_aesni_gcm_r2_encrypt_data_next_steady_192:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_encrypt_data_top192
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_encrypt_data_top192
+	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_again_steady_192
 .Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_192:
 	vpand	.Laesgen_aesni_gcm_r2_encrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -10544,7 +11330,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_256
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -11119,6 +11905,286 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
+.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_256:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_256:
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpshufd	$78, %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vmovdqu	16(%rsi), %xmm13
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	32(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	96(%rsi), %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	176(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm10, %xmm10
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_256
+.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_256:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_top256
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_top256
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_256
 .Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_256:
 	vpand	.Laesgen_aesni_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -11669,7 +12735,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_128
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -12172,6 +13238,250 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
+.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_128:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_128:
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpshufd	$78, %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%rsi), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vmovdqu	32(%rsi), %xmm13
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	48(%rdi), %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm0
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	96(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_128
+.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_128:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_top128
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_top128
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_128
 .Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_128:
 	vpand	.Laesgen_aesni_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2
@@ -12704,7 +14014,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3:
 	cmpq	$0, 672(%rdi)
-	je	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
+	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_192
 	subq	$1, 672(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
@@ -13243,6 +14553,268 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
+.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_192:
+	movq	656(%rdi), %rax
+	subq	%r8, %rax
+	andq	$255, %rax
+	addq	%r8, %rax
+	movq	$256, %r9
+	cmpq	%r9, %rax
+	cmovaq	%r9, %rax
+	subq	$8, %rax
+.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_192:
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm8, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%rsi), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	(%rdi), %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	32(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	96(%rdi), %xmm0
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	112(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_192
+.Laesgen_aesni_gcm_r2_decrypt_data_next_steady_192:
+	addq	$8, %r8
+	cmpq	%rax, %r8
+	ja	.Laesgen_aesni_gcm_r2_decrypt_data_top192
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_r2_decrypt_data_top192
+	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_again_steady_192
 .Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_192:
 	vpand	.Laesgen_aesni_gcm_r2_decrypt_data_window_mask(%rip), %xmm1, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_data_bswap128(%rip), %xmm2, %xmm2

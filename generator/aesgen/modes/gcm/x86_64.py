@@ -31,7 +31,7 @@ from ...isa.table import load_table
 from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
-from ...kernels.face_fill import (RunFields, back_if_filled, fill_allowed,
+from ...kernels.face_fill import (RunFields, back_if_filled, clear_of_run, fill_allowed,
                                   jump_unless_complete, keep_or_empty_table, record_filled)
 from ...kernels.fields import Field, FieldLayout
 from ...kernels.key_schedule import accept_key_length, expand_by_size
@@ -539,7 +539,7 @@ class Body:
         lanes, width = self.k.lanes, wide.width
         step = 16 * self.k.batch * lanes
 
-        def body(kind: str, idx: Reg | None) -> None:
+        def body(kind: str, idx: Reg | None, then: Label | None = None) -> None:
             with b.capture() as rounds:
                 blocks = self._face_batch(kind, wide, idx, bits)
             if hashed:
@@ -554,7 +554,7 @@ class Body:
             self._xor_store(blocks, inp, out)
             self._advance(inp, out, length, self.k.batch * lanes)
             with b.phase("loop"):
-                a.jmp(exit_ if once else top)
+                a.jmp(then or (exit_ if once else top))
 
         with b.region(region):
             b.bind(top)
@@ -565,7 +565,7 @@ class Body:
                 body("full", None)
                 return
             labels = {kind: b.label(f"{kind}_{region}".replace("-", "_"))
-                      for kind in ("full", "refresh", "check", "fast")}
+                      for kind in ("full", "refresh", "check", "fast", "spent")}
             idx = self._face_dispatch(wide.view(128), labels)
             b.bind(labels["fast"])
             body("fast", idx)
@@ -574,11 +574,31 @@ class Body:
             with b.phase("face"):
                 back_if_filled(b, self.ctx, idx, self.k.batch * lanes, labels["fast"],
                                self.k.run)
-                fill_allowed(b, self.ctx, labels["full"], self.k.run)
+                fill_allowed(b, self.ctx, labels["full" if once else "spent"], self.k.run)
             body("fill", idx)
         with b.region(f"full-{region}"):
             b.bind(labels["full"])
             body("full", None)
+        if not once:
+            with b.region(f"spent-{region}"):
+                # a nonce prefix seen once: batch after batch in full until the window
+                # ends or the run lies ahead, with no check between them (face_fill.py)
+                b.bind(labels["spent"])
+                blocks = self.k.batch * lanes
+                with b.phase("face"):
+                    stop = clear_of_run(b, self.ctx, idx, blocks, self.k.run)
+                again = b.label(f"again_{region}".replace("-", "_"))
+                next_ = b.label(f"next_{region}".replace("-", "_"))
+                b.bind(again)
+                body("full", None, then=next_)
+                b.bind(next_)
+                with b.phase("loop"):
+                    a.add(idx, Imm(blocks))
+                    a.cmp(idx, stop)
+                    a.ja(top)
+                    a.cmp(length, Imm(step))
+                    a.jb(top)
+                    a.jmp(again)
         with b.region(f"refresh-{region}"):
             b.bind(labels["refresh"])
             self._face_refresh(wide.view(128), bits)
