@@ -329,6 +329,31 @@ def test_preset_gcm_multiply_is_validated(tmp_path) -> None:
         load_preset(tmp_path / "znver3.toml")
 
 
+def test_preset_gcm_zmm_batch_sets_the_zmm_kernels_batch(tmp_path) -> None:
+    """[gcm] zmm_batch is validated, and is the batch (registers, powers) of the zmm GCM
+    kernels built for the preset."""
+    from aesgen.emit.compile import compile_kernel
+    from aesgen.emit.generate import GenerateRequest, plan_kernels
+    from aesgen.paths import TARGETS
+    from aesgen.targets import TargetError, load_preset
+
+    for name in ("x86_64_features.toml", "kernel_priority.toml"):
+        (tmp_path / name).write_text((TARGETS / name).read_text())
+    base = (TARGETS / "znver4.toml").read_text()
+    assert "zmm_batch = 4" in base
+    (tmp_path / "znver4.toml").write_text(base.replace("zmm_batch = 4", "zmm_batch = 9"))
+    with pytest.raises(TargetError, match="zmm_batch must be 1..8"):
+        load_preset(tmp_path / "znver4.toml")
+    (tmp_path / "znver4.toml").write_text(base.replace("zmm_batch = 4", "zmm_batch = 2"))
+    preset = load_preset(tmp_path / "znver4.toml")
+    req = GenerateRequest(preset, ("vaes512",), ("none",), (128,), "aesgen_", "test", ("gcm",))
+    (spec,) = plan_kernels(req)
+    ck = compile_kernel(spec)
+    assert ck.interleave == 2
+    powers = next(f for f in ck.context_fields if f[1] == "H_POWERS")
+    assert powers[3] == 16 * (2 * 4 + 4)                 # 8 powers and the 4 zero slots
+
+
 def test_generate_mode_gcm_only_and_bad_mode(aesgen_exe, tmp_path) -> None:
     import subprocess
 

@@ -61,6 +61,9 @@ class Preset:
     # [gcm] multiply: how GHASH multiplies on this CPU ("schoolbook" or "karatsuba"),
     # chosen from measurements recorded beside it in the preset file
     gcm_multiply: str = "schoolbook"
+    # [gcm] zmm_batch: registers of 4 blocks a GCM batch on zmm (one reduction each; the
+    # aggregation depth is 4 x this), chosen from the figures recorded in the preset file
+    gcm_zmm_batch: int = 4
 
     def method(self, name: str) -> MethodChoice | None:
         return next((m for m in self.methods if m.variant == name), None)
@@ -88,10 +91,14 @@ def load_preset(path: Path) -> Preset:
                     for v, c in d.get("methods", {}).items())
     preset = Preset(d["name"], d["arch"], d["description"], tuple(d["features"]),
                     d["mca_cpu"], d["zmm_lowers_clock"], methods, path, _match(d.get("match")),
-                    d.get("gcm", {}).get("multiply", "schoolbook"))
+                    d.get("gcm", {}).get("multiply", "schoolbook"),
+                    d.get("gcm", {}).get("zmm_batch", 4))
     if preset.gcm_multiply not in ("schoolbook", "karatsuba"):
         raise TargetError(f"{path.name}: [gcm] multiply must be schoolbook or karatsuba, "
                           f"not {preset.gcm_multiply!r}")
+    if not 1 <= preset.gcm_zmm_batch <= 8:
+        raise TargetError(f"{path.name}: [gcm] zmm_batch must be 1..8 registers, not "
+                          f"{preset.gcm_zmm_batch!r}")
     if preset.name != path.stem:
         raise TargetError(f"{path.name}: name {preset.name!r} differs from the file name")
     known = load_features(preset.arch, path.parent)

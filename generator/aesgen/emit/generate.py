@@ -88,8 +88,12 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
             encoding = encoding_for(desc, choice.method, choice.encoding)
             for face in req.faces:
                 if face in desc.faces:
+                    # GCM on zmm batches as the preset's [gcm] table says; elsewhere (and
+                    # for CTR) the method's interleave
+                    interleave = (req.preset.gcm_zmm_batch if desc.aead and choice.width == 512
+                                  else choice.interleave)
                     specs.append(KernelSpec(choice.method, face, req.key_bits,
-                                            choice.interleave, encoding, req.prefix,
+                                            interleave, encoding, req.prefix,
                                             choice.width, name,
                                             req.preset.gcm_multiply if desc.aead
                                             else "schoolbook"))

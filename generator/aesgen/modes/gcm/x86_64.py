@@ -45,8 +45,6 @@ MAX_MESSAGE = 2**36 - 32        # bytes (SP 800-38D 5.2.1.1: 2^39 - 256 bits)
 MAX_AAD = 2**61 - 1             # bytes (2^64 - 1 bits)
 TAG_MIN, TAG_MAX = 4, 16
 BATCH = 8                       # registers of blocks a loop iteration (one reduction each)
-ZMM_BATCH = 4                   # on zmm: 16 blocks an iteration (llvm-mca 19: 1.9 cycles a
-                                # block on znver4, 1.7 on sapphirerapids; 8 registers: 3.6, 3.0)
 ONE = (1).to_bytes(16, "little")
 # stack arguments of seal/open at entry (SysV: the 7th..10th arguments)
 STACK_ARG = {"len": 8, "out": 16, "tag": 24, "tag_len": 32}
@@ -120,7 +118,8 @@ class GcmKernel:
         self.table = load_table("x86_64")
         self.engine = engine_for(spec)
         self.lanes = spec.width // 128
-        self.batch = ZMM_BATCH if self.lanes == 4 else BATCH   # registers a batch
+        # registers a batch: on zmm the preset's [gcm] zmm_batch (the spec's interleave)
+        self.batch = spec.interleave if self.lanes == 4 else BATCH
         self.powers = self.batch * self.lanes     # one reduction per batch of registers
         self.face_rounds = FACE_ROUNDS[spec.face]
         self.karatsuba = spec.hash_multiply == "karatsuba"
