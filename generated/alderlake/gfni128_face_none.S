@@ -658,8 +658,8 @@ aesgen_gfni128_face_none_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -686,8 +686,8 @@ aesgen_gfni128_face_none_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -3464,9 +3464,9 @@ aesgen_gfni128_face_none_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_none_xor_stream_partial_byte
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_none_xor_stream_end128
 .Laesgen_gfni128_face_none_xor_stream_end128:
 	movq	%rax, 256(%rdi)
@@ -6738,9 +6738,9 @@ aesgen_gfni128_face_none_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_none_xor_stream_partial_byte_2
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_none_xor_stream_end192
 .Laesgen_gfni128_face_none_xor_stream_end192:
 	movq	%rax, 256(%rdi)
@@ -10548,9 +10548,9 @@ aesgen_gfni128_face_none_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_none_xor_stream_partial_byte_3
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_none_xor_stream_end256
 .Laesgen_gfni128_face_none_xor_stream_end256:
 	movq	%rax, 256(%rdi)

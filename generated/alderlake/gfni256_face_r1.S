@@ -658,8 +658,8 @@ aesgen_gfni256_face_r1_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -686,8 +686,8 @@ aesgen_gfni256_face_r1_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -6631,9 +6631,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
 .Laesgen_gfni256_face_r1_xor_stream_single_fill128:
 	movq	%r9, %r10
@@ -6802,9 +6802,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_2
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
 .Laesgen_gfni256_face_r1_xor_stream_single_spent128:
 	vmovq	%rax, %xmm0
@@ -6929,9 +6929,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_3
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
 .Laesgen_gfni256_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
@@ -14002,9 +14002,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_4
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
 .Laesgen_gfni256_face_r1_xor_stream_single_fill192:
 	movq	%r9, %r10
@@ -14193,9 +14193,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_5
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
 .Laesgen_gfni256_face_r1_xor_stream_single_spent192:
 	vmovq	%rax, %xmm0
@@ -14340,9 +14340,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_6
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
 .Laesgen_gfni256_face_r1_xor_stream_end192:
 	movq	%rax, 256(%rdi)
@@ -22545,9 +22545,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_7
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
 .Laesgen_gfni256_face_r1_xor_stream_single_fill256:
 	movq	%r9, %r10
@@ -22756,9 +22756,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_8
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
 .Laesgen_gfni256_face_r1_xor_stream_single_spent256:
 	vmovq	%rax, %xmm0
@@ -22923,9 +22923,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_9
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
 .Laesgen_gfni256_face_r1_xor_stream_end256:
 	movq	%rax, 256(%rdi)

@@ -1036,19 +1036,19 @@ aesgen_armv8_ce_face_none_xor_stream:
 	str	q20, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_armv8_ce_face_none_xor_stream_partial_byte:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_partial_byte
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_armv8_ce_face_none_xor_stream_end128
 .Laesgen_armv8_ce_face_none_xor_stream_end128:
 	stp	x4, x5, [x0, #256]
@@ -1527,19 +1527,19 @@ aesgen_armv8_ce_face_none_xor_stream:
 	str	q22, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_armv8_ce_face_none_xor_stream_partial_byte_2:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_partial_byte_2
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_armv8_ce_face_none_xor_stream_end192
 .Laesgen_armv8_ce_face_none_xor_stream_end192:
 	stp	x4, x5, [x0, #256]
@@ -2079,19 +2079,19 @@ aesgen_armv8_ce_face_none_xor_stream:
 	str	q24, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_armv8_ce_face_none_xor_stream_partial_byte_3:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_partial_byte_3
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_armv8_ce_face_none_xor_stream_end256
 .Laesgen_armv8_ce_face_none_xor_stream_end256:
 	stp	x4, x5, [x0, #256]

@@ -658,8 +658,8 @@ aesgen_gfni256_face_r2_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -686,8 +686,8 @@ aesgen_gfni256_face_r2_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -6482,9 +6482,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end128
 .Laesgen_gfni256_face_r2_xor_stream_single_fill128:
 	movq	%r9, %r10
@@ -6653,9 +6653,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_2
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end128
 .Laesgen_gfni256_face_r2_xor_stream_single_spent128:
 	vmovq	%rax, %xmm0
@@ -6780,9 +6780,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_3
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end128
 .Laesgen_gfni256_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
@@ -13714,9 +13714,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_4
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end192
 .Laesgen_gfni256_face_r2_xor_stream_single_fill192:
 	movq	%r9, %r10
@@ -13905,9 +13905,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_5
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end192
 .Laesgen_gfni256_face_r2_xor_stream_single_spent192:
 	vmovq	%rax, %xmm0
@@ -14052,9 +14052,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_6
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end192
 .Laesgen_gfni256_face_r2_xor_stream_end192:
 	movq	%rax, 256(%rdi)
@@ -22118,9 +22118,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_7
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end256
 .Laesgen_gfni256_face_r2_xor_stream_single_fill256:
 	movq	%r9, %r10
@@ -22329,9 +22329,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_8
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end256
 .Laesgen_gfni256_face_r2_xor_stream_single_spent256:
 	vmovq	%rax, %xmm0
@@ -22496,9 +22496,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_byte_9
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end256
 .Laesgen_gfni256_face_r2_xor_stream_end256:
 	movq	%rax, 256(%rdi)

@@ -12465,19 +12465,19 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128:
 	ldp	x8, x9, [x0, #328]
@@ -13236,19 +13236,19 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_2:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_2
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128:
 	rev	x6, x5
@@ -13962,19 +13962,19 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_3:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_3
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_end128:
 	stp	x4, x5, [x0, #256]
@@ -20547,19 +20547,19 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_4:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_4
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192:
 	ldp	x8, x9, [x0, #328]
@@ -21320,19 +21320,19 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_5:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_5
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192:
 	rev	x6, x5
@@ -22048,19 +22048,19 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_6:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_6
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_end192:
 	stp	x4, x5, [x0, #256]
@@ -28580,19 +28580,19 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_7:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_7
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256:
 	ldp	x8, x9, [x0, #328]
@@ -29351,19 +29351,19 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256:
 	rev	x6, x5
@@ -30077,19 +30077,19 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x9, x0, #272
+	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_9:
-	ldrb	w7, [x9, x6]
-	ldrb	w8, [x2, x6]
-	eor	w7, w7, w8
-	strb	w7, [x1, x6]
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_9
-	mov	x7, #16
-	sub	x7, x7, x3
-	str	x7, [x0, #288]
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_end256:
 	stp	x4, x5, [x0, #256]

@@ -664,8 +664,8 @@ aesgen_aesni_face_r1_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -688,8 +688,8 @@ aesgen_aesni_face_r1_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -2023,9 +2023,9 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
 .Laesgen_aesni_face_r1_xor_stream_single_fill128:
 	movq	%r9, %r10
@@ -2118,9 +2118,9 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_2
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
 .Laesgen_aesni_face_r1_xor_stream_single_spent128:
 	vmovq	%rax, %xmm0
@@ -2171,9 +2171,9 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_3
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
 .Laesgen_aesni_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
@@ -3634,9 +3634,9 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_4
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
 .Laesgen_aesni_face_r1_xor_stream_single_fill192:
 	movq	%r9, %r10
@@ -3733,9 +3733,9 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_5
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
 .Laesgen_aesni_face_r1_xor_stream_single_spent192:
 	vmovq	%rax, %xmm0
@@ -3790,9 +3790,9 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_6
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
 .Laesgen_aesni_face_r1_xor_stream_end192:
 	movq	%rax, 256(%rdi)
@@ -5393,9 +5393,9 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_7
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
 .Laesgen_aesni_face_r1_xor_stream_single_fill256:
 	movq	%r9, %r10
@@ -5496,9 +5496,9 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_8
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
 .Laesgen_aesni_face_r1_xor_stream_single_spent256:
 	vmovq	%rax, %xmm0
@@ -5557,9 +5557,9 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_9
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
 .Laesgen_aesni_face_r1_xor_stream_end256:
 	movq	%rax, 256(%rdi)

@@ -657,8 +657,8 @@ aesgen_gfni128_face_r1_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -685,8 +685,8 @@ aesgen_gfni128_face_r1_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -6008,9 +6008,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
 .Laesgen_gfni128_face_r1_xor_stream_single_fill128:
 	movq	%r9, %r10
@@ -6167,9 +6167,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_2
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
 .Laesgen_gfni128_face_r1_xor_stream_single_spent128:
 	vmovq	%rax, %xmm16
@@ -6284,9 +6284,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_3
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
 .Laesgen_gfni128_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
@@ -12629,9 +12629,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_4
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
 .Laesgen_gfni128_face_r1_xor_stream_single_fill192:
 	movq	%r9, %r10
@@ -12806,9 +12806,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_5
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
 .Laesgen_gfni128_face_r1_xor_stream_single_spent192:
 	vmovq	%rax, %xmm18
@@ -12941,9 +12941,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_6
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
 .Laesgen_gfni128_face_r1_xor_stream_end192:
 	movq	%rax, 256(%rdi)
@@ -20314,9 +20314,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_7
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
 .Laesgen_gfni128_face_r1_xor_stream_single_fill256:
 	movq	%r9, %r10
@@ -20509,9 +20509,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_8
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
 .Laesgen_gfni128_face_r1_xor_stream_single_spent256:
 	vmovq	%rax, %xmm20
@@ -20662,9 +20662,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_9
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
 .Laesgen_gfni128_face_r1_xor_stream_end256:
 	movq	%rax, 256(%rdi)

@@ -657,8 +657,8 @@ aesgen_gfni256_face_r1_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -685,8 +685,8 @@ aesgen_gfni256_face_r1_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -6469,9 +6469,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
 .Laesgen_gfni256_face_r1_xor_stream_single_fill128:
 	movq	%r9, %r10
@@ -6630,9 +6630,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_2
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
 .Laesgen_gfni256_face_r1_xor_stream_single_spent128:
 	vmovq	%rax, %xmm16
@@ -6747,9 +6747,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_3
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
 .Laesgen_gfni256_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
@@ -13625,9 +13625,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_4
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
 .Laesgen_gfni256_face_r1_xor_stream_single_fill192:
 	movq	%r9, %r10
@@ -13804,9 +13804,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_5
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
 .Laesgen_gfni256_face_r1_xor_stream_single_spent192:
 	vmovq	%rax, %xmm18
@@ -13939,9 +13939,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_6
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
 .Laesgen_gfni256_face_r1_xor_stream_end192:
 	movq	%rax, 256(%rdi)
@@ -21917,9 +21917,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_7
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
 .Laesgen_gfni256_face_r1_xor_stream_single_fill256:
 	movq	%r9, %r10
@@ -22114,9 +22114,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_8
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
 .Laesgen_gfni256_face_r1_xor_stream_single_spent256:
 	vmovq	%rax, %xmm20
@@ -22267,9 +22267,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_9
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
 .Laesgen_gfni256_face_r1_xor_stream_end256:
 	movq	%rax, 256(%rdi)

@@ -1129,8 +1129,8 @@ aesgen_table_face_r1_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -1180,8 +1180,8 @@ aesgen_table_face_r1_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -1205,7 +1205,6 @@ aesgen_table_face_r1_xor_stream:
 	pushq	%r14
 	testq	%rcx, %rcx
 	je	.Laesgen_table_face_r1_xor_stream_return
-	subq	%rdx, %rsi
 	movq	288(%rdi), %rax
 	testq	%rax, %rax
 	je	.Laesgen_table_face_r1_xor_stream_bulk
@@ -1214,8 +1213,9 @@ aesgen_table_face_r1_xor_stream:
 	subq	%rax, %r8
 	movzbl	288(%r8), %r8d
 	xorb	(%rdx), %r8b
-	movb	%r8b, (%rdx,%rsi,1)
+	movb	%r8b, (%rsi)
 	incq	%rdx
+	incq	%rsi
 	decq	%rcx
 	decq	%rax
 	je	.Laesgen_table_face_r1_xor_stream_drained
@@ -1235,6 +1235,7 @@ aesgen_table_face_r1_xor_stream:
 	je	.Laesgen_table_face_r1_xor_stream_aes256
 	jmp	.Laesgen_table_face_r1_xor_stream_return
 .Laesgen_table_face_r1_xor_stream_aes128:
+	subq	%rdx, %rsi
 	leaq	.Laesgen_table_face_r1_xor_stream_tables(%rip), %rax
 	movq	256(%rdi), %r8
 	jmp	.Laesgen_table_face_r1_xor_stream_check128
@@ -2066,9 +2067,9 @@ aesgen_table_face_r1_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_r1_xor_stream_partial_byte
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end128
 .Laesgen_table_face_r1_xor_stream_single_fill128:
 	movq	%r9, %r10
@@ -2613,9 +2614,9 @@ aesgen_table_face_r1_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_r1_xor_stream_partial_byte_2
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end128
 .Laesgen_table_face_r1_xor_stream_spent:
 	movq	264(%rdi), %r9
@@ -3099,9 +3100,9 @@ aesgen_table_face_r1_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_r1_xor_stream_partial_byte_3
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end128
 .Laesgen_table_face_r1_xor_stream_end128:
 	movq	%r8, 256(%rdi)
@@ -3198,6 +3199,7 @@ aesgen_table_face_r1_xor_stream:
 	movzbl	%r8b, %r9d
 	jmp	.Laesgen_table_face_r1_xor_stream_checked128
 .Laesgen_table_face_r1_xor_stream_aes192:
+	subq	%rdx, %rsi
 	leaq	.Laesgen_table_face_r1_xor_stream_tables(%rip), %rax
 	movq	256(%rdi), %r8
 	jmp	.Laesgen_table_face_r1_xor_stream_check192
@@ -4205,9 +4207,9 @@ aesgen_table_face_r1_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_r1_xor_stream_partial_byte_4
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end192
 .Laesgen_table_face_r1_xor_stream_single_fill192:
 	movq	%r9, %r10
@@ -4840,9 +4842,9 @@ aesgen_table_face_r1_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_r1_xor_stream_partial_byte_5
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end192
 .Laesgen_table_face_r1_xor_stream_spent_2:
 	movq	264(%rdi), %r9
@@ -5414,9 +5416,9 @@ aesgen_table_face_r1_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_r1_xor_stream_partial_byte_6
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end192
 .Laesgen_table_face_r1_xor_stream_end192:
 	movq	%r8, 256(%rdi)
@@ -5513,6 +5515,7 @@ aesgen_table_face_r1_xor_stream:
 	movzbl	%r8b, %r9d
 	jmp	.Laesgen_table_face_r1_xor_stream_checked192
 .Laesgen_table_face_r1_xor_stream_aes256:
+	subq	%rdx, %rsi
 	leaq	.Laesgen_table_face_r1_xor_stream_tables(%rip), %rax
 	movq	256(%rdi), %r8
 	jmp	.Laesgen_table_face_r1_xor_stream_check256
@@ -6696,9 +6699,9 @@ aesgen_table_face_r1_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_r1_xor_stream_partial_byte_7
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end256
 .Laesgen_table_face_r1_xor_stream_single_fill256:
 	movq	%r9, %r10
@@ -7419,9 +7422,9 @@ aesgen_table_face_r1_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_r1_xor_stream_partial_byte_8
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end256
 .Laesgen_table_face_r1_xor_stream_spent_3:
 	movq	264(%rdi), %r9
@@ -8081,9 +8084,9 @@ aesgen_table_face_r1_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_r1_xor_stream_partial_byte_9
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end256
 .Laesgen_table_face_r1_xor_stream_end256:
 	movq	%r8, 256(%rdi)

@@ -666,8 +666,8 @@ aesgen_aesni_face_none_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -690,8 +690,8 @@ aesgen_aesni_face_none_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -1376,9 +1376,9 @@ aesgen_aesni_face_none_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_none_xor_stream_partial_byte
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_none_xor_stream_end128
 .Laesgen_aesni_face_none_xor_stream_end128:
 	movq	%rax, 256(%rdi)
@@ -2094,9 +2094,9 @@ aesgen_aesni_face_none_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_none_xor_stream_partial_byte_2
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_none_xor_stream_end192
 .Laesgen_aesni_face_none_xor_stream_end192:
 	movq	%rax, 256(%rdi)
@@ -2884,9 +2884,9 @@ aesgen_aesni_face_none_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_none_xor_stream_partial_byte_3
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_none_xor_stream_end256
 .Laesgen_aesni_face_none_xor_stream_end256:
 	movq	%rax, 256(%rdi)

@@ -666,8 +666,8 @@ aesgen_aesni_face_r2_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -690,8 +690,8 @@ aesgen_aesni_face_r2_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -2119,9 +2119,9 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
 .Laesgen_aesni_face_r2_xor_stream_single_fill128:
 	movq	%r9, %r10
@@ -2218,9 +2218,9 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_2
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
 .Laesgen_aesni_face_r2_xor_stream_single_spent128:
 	movq	%rax, %xmm0
@@ -2272,9 +2272,9 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_3
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
 .Laesgen_aesni_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
@@ -3831,9 +3831,9 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_4
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
 .Laesgen_aesni_face_r2_xor_stream_single_fill192:
 	movq	%r9, %r10
@@ -3934,9 +3934,9 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_5
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
 .Laesgen_aesni_face_r2_xor_stream_single_spent192:
 	movq	%rax, %xmm0
@@ -3992,9 +3992,9 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_6
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
 .Laesgen_aesni_face_r2_xor_stream_end192:
 	movq	%rax, 256(%rdi)
@@ -5691,9 +5691,9 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_7
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
 .Laesgen_aesni_face_r2_xor_stream_single_fill256:
 	movq	%r9, %r10
@@ -5798,9 +5798,9 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_8
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
 .Laesgen_aesni_face_r2_xor_stream_single_spent256:
 	movq	%rax, %xmm0
@@ -5860,9 +5860,9 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_9
-	movq	$16, %r10
-	subq	%rcx, %r10
-	movq	%r10, 288(%rdi)
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
 .Laesgen_aesni_face_r2_xor_stream_end256:
 	movq	%rax, 256(%rdi)

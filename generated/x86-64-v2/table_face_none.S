@@ -1129,8 +1129,8 @@ aesgen_table_face_none_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -1180,8 +1180,8 @@ aesgen_table_face_none_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -1205,7 +1205,6 @@ aesgen_table_face_none_xor_stream:
 	pushq	%r14
 	testq	%rcx, %rcx
 	je	.Laesgen_table_face_none_xor_stream_return
-	subq	%rdx, %rsi
 	movq	288(%rdi), %rax
 	testq	%rax, %rax
 	je	.Laesgen_table_face_none_xor_stream_bulk
@@ -1214,8 +1213,9 @@ aesgen_table_face_none_xor_stream:
 	subq	%rax, %r8
 	movzbl	288(%r8), %r8d
 	xorb	(%rdx), %r8b
-	movb	%r8b, (%rdx,%rsi,1)
+	movb	%r8b, (%rsi)
 	incq	%rdx
+	incq	%rsi
 	decq	%rcx
 	decq	%rax
 	je	.Laesgen_table_face_none_xor_stream_drained
@@ -1235,6 +1235,7 @@ aesgen_table_face_none_xor_stream:
 	je	.Laesgen_table_face_none_xor_stream_aes256
 	jmp	.Laesgen_table_face_none_xor_stream_return
 .Laesgen_table_face_none_xor_stream_aes128:
+	subq	%rdx, %rsi
 	leaq	.Laesgen_table_face_none_xor_stream_tables(%rip), %rax
 	movq	256(%rdi), %r8
 .Laesgen_table_face_none_xor_stream_top128:
@@ -2172,14 +2173,15 @@ aesgen_table_face_none_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_none_xor_stream_partial_byte
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_none_xor_stream_end128
 .Laesgen_table_face_none_xor_stream_end128:
 	movq	%r8, 256(%rdi)
 	jmp	.Laesgen_table_face_none_xor_stream_return
 .Laesgen_table_face_none_xor_stream_aes192:
+	subq	%rdx, %rsi
 	leaq	.Laesgen_table_face_none_xor_stream_tables(%rip), %rax
 	movq	256(%rdi), %r8
 .Laesgen_table_face_none_xor_stream_top192:
@@ -3293,14 +3295,15 @@ aesgen_table_face_none_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_none_xor_stream_partial_byte_2
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_none_xor_stream_end192
 .Laesgen_table_face_none_xor_stream_end192:
 	movq	%r8, 256(%rdi)
 	jmp	.Laesgen_table_face_none_xor_stream_return
 .Laesgen_table_face_none_xor_stream_aes256:
+	subq	%rdx, %rsi
 	leaq	.Laesgen_table_face_none_xor_stream_tables(%rip), %rax
 	movq	256(%rdi), %r8
 .Laesgen_table_face_none_xor_stream_top256:
@@ -4590,9 +4593,9 @@ aesgen_table_face_none_xor_stream:
 	incq	%rsi
 	cmpq	%rcx, %rsi
 	jb	.Laesgen_table_face_none_xor_stream_partial_byte_3
-	movq	$16, %r9
-	subq	%rcx, %r9
-	movq	%r9, 288(%rdi)
+	movq	$16, %rax
+	subq	%rcx, %rax
+	movq	%rax, 288(%rdi)
 	jmp	.Laesgen_table_face_none_xor_stream_end256
 .Laesgen_table_face_none_xor_stream_end256:
 	movq	%r8, 256(%rdi)

@@ -7454,8 +7454,8 @@ aesgen_bitsliced512_face_none_init:
 	movq	8(%rcx), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax
@@ -7515,8 +7515,8 @@ aesgen_bitsliced512_face_none_set_iv:
 	movq	8(%rsi), %rcx
 	bswapq	%rax
 	bswapq	%rcx
-	movq	%rax, 264(%rdi)
 	movq	%rcx, 256(%rdi)
+	movq	%rax, 264(%rdi)
 	movq	$0, 288(%rdi)
 	movq	$255, 296(%rdi)
 	xorl	%eax, %eax

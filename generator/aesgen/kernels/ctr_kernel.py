@@ -1,4 +1,5 @@
-"""AES-CTR kernels for every x86 method: init, set_iv, xor_stream, wipe.
+"""AES-CTR kernels for every x86 vector method: the batch loop of xor_stream, under the CTR
+skeleton's entry points (modes/ctr/skeleton.py: init, set_iv, wipe, xor_stream's frame).
 
 One body serves xmm, ymm and zmm: a vector register holds ``lanes`` = width/128 blocks and a
 batch is ``interleave`` registers. The round function comes from a RoundEngine (AES-NI/VAES
@@ -27,19 +28,19 @@ a message does not use.
 """
 from __future__ import annotations
 
+from ..arch.x86_64.scalar import X86Scalar
 from ..arch.x86_64.zeroing import zero_context
 from ..dsl.builder import KernelBuilder
-from ..dsl.ir import Function
-from ..dsl.operands import Imm, Label, Reg, gp
+from ..dsl.operands import Imm, Label, Reg
 from ..isa.table import load_table
 from ..modes import BuiltKernel
+from ..modes.ctr.skeleton import build_entries, keystream_tail
 from ..passes.abi import sysv_with_vectors
 from . import ctx_layout as L
 from .engine_choice import engine_for
 from .engines import RoundEngine
 from .face_fill import (back_if_filled, clear_of_run, fill_allowed, jump_unless_complete,
                         keep_or_empty_table, record_filled)
-from .key_schedule import accept_key_length, expand_by_size
 from .spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .ctr_stream import (Stream, count_up, counter_in_every_lane, loop_exit,
                          loop_head, mem, open_stream, spread_blocks)
@@ -50,7 +51,10 @@ BSWAP128 = bytes(range(15, -1, -1))
 
 
 class Kernel:
-    """Shared state while one kernel's four functions are built."""
+    """Shared state while one kernel's four functions are built: what the CTR skeleton
+    (modes/ctr/skeleton.py) asks of a kernel, for the vector methods on x86-64."""
+
+    isa = X86Scalar()
 
     def __init__(self, spec: KernelSpec) -> None:
         self.spec = spec
@@ -60,17 +64,29 @@ class Kernel:
                                    self.engine.context_extra())
         self.r1_entry = self.layout.r1_entry
 
-    def builder(self, entry: str, doc: str) -> tuple[KernelBuilder, VectorOps]:
+    def builder(self, entry: str, doc: str) -> KernelBuilder:
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
-        return b, VectorOps(b, self.spec.encoding)
+        self.vector_ops(b)             # an EVEX kernel's builder prefers the EVEX rows
+        return b
 
-    def args(self, b: KernelBuilder, count: int) -> list[Reg]:
-        regs = []
-        for name in ("rdi", "rsi", "rdx", "rcx")[:count]:
-            v = b.gp()
-            b.asm.mov(v, gp(name))
-            regs.append(v)
-        return regs
+    def vector_ops(self, b: KernelBuilder) -> VectorOps:
+        return VectorOps(b, self.spec.encoding)
+
+    def zero_context(self, b: KernelBuilder, ctx: Reg) -> None:
+        """Store zeros over all ctx_size bytes, with the encoding's widest store."""
+        width = {"sse": 128, "avx": 256, "evex": 512}[self.spec.encoding]
+        zero_context(b, self.vector_ops(b), ctx, self.layout.size, width)
+
+    def expand_key(self, b: KernelBuilder, ctx: Reg, key: Reg, bits: int) -> None:
+        self.engine.expand_key(self, b, self.vector_ops(b), ctx, key, bits)
+
+    def stream_body(self, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
+                    length: Reg, done: Label) -> None:
+        body = grouped_stream_body if self.engine.grouped_batches else _stream_body
+        body(self, b, self.vector_ops(b), bits, ctx, out, inp, length, done)
+
+    def scrub(self, b: KernelBuilder, entry: str) -> None:
+        b.function.scrub_vectors = True     # passes/frame.py clears the vector registers
 
     def counter_block(self, b: KernelBuilder, v: VectorOps, lo: Reg, hi: Reg) -> Reg:
         """xmm holding the 16 counter bytes (big-endian) of the number hi:lo."""
@@ -80,138 +96,6 @@ class Kernel:
         v.unpack_low_qwords(x, x, t)
         v.shuffle_bytes(x, x, b.const("bswap128", BSWAP128))
         return x
-
-
-# ====================================================================================
-# init, set_iv, wipe
-# ====================================================================================
-def build_init(k: Kernel) -> Function:
-    b, v = k.builder("init", "init(ctx, key, key_len, iv): expand the key, reset FACE state, "
-                             "set the IV.\nReturns 0, or -1 for a key length not built in.")
-    b.function.returns_value = True
-    a = b.asm
-    a.endbr64()
-    ctx, key, key_len, iv = k.args(b, 4)
-    ret = b.label("return")
-    common = b.label("common")
-    accepted = b.label("accepted")
-    accept_key_length(b, key_len, k.spec.key_bits, accepted)
-    a.mov(gp("eax"), Imm(-1))          # a refused key leaves the context as it was
-    a.jmp(ret)
-    b.bind(accepted)
-    with b.phase("clear_context"):     # re-keying forgets every byte of the old key's state
-        _zero_context(k, b, v, ctx)
-    expand_by_size(k, b, v, k.engine, ctx, key, key_len, k.spec.key_bits, mem(32, ctx, L.KEY_BITS),
-                   common)
-    b.bind(common)
-    a.mov(mem(64, ctx, L.TAG_HI), Imm(L.NO_TABLE))
-    _set_iv_body(b, ctx, iv)
-    a.xor(gp("eax"), gp("eax"))
-    b.bind(ret)
-    a.ret()
-    b.function.scrub_vectors = True
-    return b.build()
-
-
-def _set_iv_body(b: KernelBuilder, ctx: Reg, iv: Reg) -> None:
-    a = b.asm
-    hi, lo = b.gp(), b.gp()
-    a.mov(hi, mem(64, iv, 0))
-    a.mov(lo, mem(64, iv, 8))
-    a.bswap(hi)
-    a.bswap(lo)
-    a.mov(mem(64, ctx, L.CTR_HI), hi)
-    a.mov(mem(64, ctx, L.CTR_LO), lo)
-    a.mov(mem(64, ctx, L.KEYSTREAM_LEFT), Imm(0))
-    a.mov(mem(64, ctx, L.WINDOW_LO), Imm(L.NO_WINDOW))   # caches are checked again on use
-
-
-def build_set_iv(k: Kernel) -> Function:
-    b, _ = k.builder("set_iv", "set_iv(ctx, iv): restart the stream at iv under the same key.\n"
-                               "FACE tables stay while IV bytes 0, 5 and 10 are unchanged.")
-    b.function.returns_value = True
-    b.asm.endbr64()
-    ctx, iv = k.args(b, 2)
-    _set_iv_body(b, ctx, iv)
-    b.asm.xor(gp("eax"), gp("eax"))
-    b.asm.ret()
-    return b.build()
-
-
-def _zero_context(k: Kernel, b: KernelBuilder, v: VectorOps, ctx: Reg) -> None:
-    """Store zeros over all ctx_size bytes, with the encoding's widest store."""
-    width = {"sse": 128, "avx": 256, "evex": 512}[k.spec.encoding]
-    zero_context(b, v, ctx, k.layout.size, width)
-
-
-def build_wipe(k: Kernel) -> Function:
-    b, v = k.builder("wipe", f"wipe(ctx): zero all {k.layout.size} bytes of the context.")
-    b.asm.endbr64()
-    (ctx,) = k.args(b, 1)
-    _zero_context(k, b, v, ctx)
-    b.asm.ret()
-    return b.build()
-
-
-# ====================================================================================
-# xor_stream
-# ====================================================================================
-def build_xor_stream(k: Kernel) -> Function:
-    spec = k.spec
-    b, v = k.builder("xor_stream",
-                     f"xor_stream(ctx, out, in, len): AES-CTR, {spec.interleave} x "
-                     f"{spec.width}-bit registers ({spec.interleave * spec.lanes} blocks) a "
-                     f"batch, FACE {spec.face}.")
-    a = b.asm
-    a.endbr64()
-    ctx, out, inp, length = k.args(b, 4)
-    done = b.label("return")
-    a.test(length, length)
-    a.je(done)
-
-    # 1. bytes left in the keystream block of the previous call
-    bulk, drain, drained = b.label("bulk"), b.label("drain"), b.label("drained")
-    with b.phase("partial"):
-        left = b.gp()
-        a.mov(left, mem(64, ctx, L.KEYSTREAM_LEFT))
-        a.test(left, left)
-        a.je(bulk)
-        b.bind(drain)
-        p, t = b.gp(), b.gp()
-        a.mov(p, ctx)
-        a.sub(p, left)
-        a.movzx(t.w32, mem(8, p, L.KEYSTREAM + 16))
-        a.xor(t.w8, mem(8, inp))
-        a.mov(mem(8, out), t.w8)
-        a.inc(inp)
-        a.inc(out)
-        a.dec(length)
-        a.dec(left)
-        a.je(drained)
-        a.test(length, length)
-        a.jne(drain)
-        b.bind(drained)
-        a.mov(mem(64, ctx, L.KEYSTREAM_LEFT), left)
-        a.test(length, length)
-        a.je(done)
-
-    # 2. dispatch on the key size init stored
-    b.bind(bulk)
-    bodies = {bits: b.label(f"aes{bits}") for bits in spec.key_bits}
-    kb = b.gp()
-    a.mov(kb.w32, mem(32, ctx, L.KEY_BITS))
-    for bits, label in bodies.items():
-        a.cmp(kb.w32, Imm(bits))
-        a.je(label)
-    a.jmp(done)                      # not initialised: nothing to do
-    stream_body = grouped_stream_body if k.engine.grouped_batches else _stream_body
-    for bits, label in bodies.items():
-        b.bind(label)
-        stream_body(k, b, v, bits, ctx, out, inp, length, done)
-    b.bind(done)
-    a.ret()
-    b.function.scrub_vectors = True
-    return b.build()
 
 
 def batch_ladder(spec: KernelSpec) -> list[int]:
@@ -443,25 +327,11 @@ def _scaled(b: KernelBuilder, idx: Reg, shift: int) -> Reg:
 
 def _partial_tail(b: KernelBuilder, v: VectorOps, s: Stream, x: Reg, partial: Label) -> None:
     """len < 16: keep the keystream block in the context, use its first len bytes."""
-    a = b.asm
     with b.phase("partial"):
         b.bind(partial)
         v.store(mem(128, s.ctx, L.KEYSTREAM), x)
         count_up(b, s.lo, s.hi, 1)
-        j, t = b.gp(), b.gp()
-        a.xor(j.w32, j.w32)
-        loop = b.label("partial_byte")
-        b.bind(loop)
-        a.movzx(t.w32, mem(8, s.ctx, L.KEYSTREAM, index=j))
-        a.xor(t.w8, mem(8, s.inp, index=j))
-        a.mov(mem(8, s.out, index=j), t.w8)
-        a.inc(j)
-        a.cmp(j, s.length)
-        a.jb(loop)
-        a.mov(t, Imm(16))
-        a.sub(t, s.length)
-        a.mov(mem(64, s.ctx, L.KEYSTREAM_LEFT), t)
-        a.jmp(s.end)
+        keystream_tail(X86Scalar(), b, s.ctx, s.out, s.inp, s.length, s.end)
 
 
 def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
@@ -485,20 +355,13 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     keep_or_empty_table(b, ctx, lo, hi, window_ok, first_fill=1)
 
 
-ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")
-
-
-def build_all(k: Kernel) -> dict[str, Function]:
-    """The four entry points of one CTR kernel, uncompiled (virtual registers)."""
-    return {"init": build_init(k), "set_iv": build_set_iv(k),
-            "xor_stream": build_xor_stream(k), "wipe": build_wipe(k)}
-
-
 def build_kernel(spec: KernelSpec) -> BuiltKernel:
     """The CTR skeleton of the vector methods on x86-64 (modes/: the mode descriptor names
     it). An EVEX kernel's xor_stream may use all 32 vector registers: every vector
     instruction it contains has an EVEX form; the other entry points keep to 16 (they use
     VEX-only instructions such as AESKEYGENASSIST)."""
     k = Kernel(spec)
+    doc = (f"xor_stream(ctx, out, in, len): AES-CTR, {spec.interleave} x {spec.width}-bit "
+           f"registers ({spec.interleave * spec.lanes} blocks) a batch, FACE {spec.face}.")
     abi = {"xor_stream": sysv_with_vectors(32)} if spec.encoding == "evex" else {}
-    return BuiltKernel(build_all(k), k.layout.size, tuple(k.layout.table()), abi=abi)
+    return BuiltKernel(build_entries(k, doc), k.layout.size, tuple(k.layout.table()), abi=abi)

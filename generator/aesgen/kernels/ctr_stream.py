@@ -7,9 +7,12 @@ counter, and the per-lane counter helpers. ``k`` is the kernel being built
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..arch.x86_64.scalar import X86Scalar
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Label, Mem, Reg
 from . import ctx_layout as L
+from ..modes.ctr.skeleton import keep_counter, load_counter
 from .vector_ops import VectorOps
 
 
@@ -65,9 +68,8 @@ def open_stream(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
     """The registers of one key size's loop: the counter read from the context, the
     engine's round-key access, the loop's top and end labels."""
     top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
-    lo, hi, idx = b.gp(), b.gp(), b.gp()
-    b.asm.mov(lo, mem(64, ctx, L.CTR_LO))
-    b.asm.mov(hi, mem(64, ctx, L.CTR_HI))
+    lo, hi = load_counter(k.isa, b, ctx)
+    idx = b.gp()
     with b.phase("key_load"):
         keys = k.engine.prepare(k, b, v, ctx, bits)
     return Stream(ctx, out, inp, length, lo, hi, idx, end, top, keys)
@@ -96,9 +98,7 @@ def loop_head(b: KernelBuilder, s: Stream, face: str, refresh: Label, window_ok:
 def loop_exit(b: KernelBuilder, s: Stream, done: Label) -> None:
     """Where the batch loop ends: keep the counter in the context for the next call."""
     b.bind(s.end)
-    b.asm.mov(mem(64, s.ctx, L.CTR_LO), s.lo)
-    b.asm.mov(mem(64, s.ctx, L.CTR_HI), s.hi)
-    b.asm.jmp(done)
+    keep_counter(X86Scalar(), b, s.ctx, s.lo, s.hi, done)
 
 
 def counter_in_every_lane(k, b: KernelBuilder, v: VectorOps, lo: Reg, hi: Reg,

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Mem, Reg
 from . import ctx_layout as L
+from .key_schedule import word_steps
 from .spec import ROUNDS, KernelSpec
 from .vector_ops import XOR3, VectorOps
 
-RCON = (0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36)
 
 # GF2P8AFFINEINVQB matrix and constant that give the AES S-box: A * x^-1 + 0x63 (seed 002,
 # section 3; Intel GFNI: the matrix as a qword, row for result bit i in byte 7-i).
@@ -116,16 +116,16 @@ class RoundEngine:
         """FIPS-197 5.2 word by word; words live in the context, SubWord per engine (given
         the kernel and its context, for an engine that keeps scratch there)."""
         a = b.asm
-        nk, nr = bits // 32, ROUNDS[bits]
+        nk = bits // 32
         w = b.gp()
         for i in range(nk):
             a.mov(w.w32, Mem(32, base=key, disp=4 * i))
             a.mov(Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i), w.w32)
-        for i in range(nk, 4 * (nr + 1)):
+        for i, step, rcon in word_steps(bits):
             a.mov(w.w32, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * (i - 1)))
-            if i % nk == 0:
-                self.sub_rot_word(k, b, v, ctx, w, RCON[i // nk - 1])
-            elif nk == 8 and i % nk == 4:
+            if step == "rot_sub":
+                self.sub_rot_word(k, b, v, ctx, w, rcon)
+            elif step == "sub":
                 self.sub_word(k, b, v, ctx, w)
             a.xor(w.w32, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * (i - nk)))
             a.mov(Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i), w.w32)

@@ -62,16 +62,16 @@ for its table-based FACE; the instruction counts give 467/383 = 1.22).
 """
 from __future__ import annotations
 
+from ..arch.x86_64.scalar import X86Scalar
 from ..dsl.builder import KernelBuilder
-from ..dsl.ir import Function
 from ..dsl.operands import Imm, Label, Mem, Reg, gp
 from ..isa.table import load_table
 from ..model.aes import SBOX, gf_mul
 from ..modes import BuiltKernel
+from ..modes.ctr.skeleton import build_entries, keystream_tail
 from . import ctx_layout as L
 from .face_fill import (back_if_filled, fill_allowed, jump_unless_complete, keep_or_empty_table,
                         record_filled)
-from .key_schedule import accept_key_length, expand_by_size
 from .engines import RoundEngine
 from .spec import ROUNDS, KernelSpec
 
@@ -106,7 +106,10 @@ def _m(width: int, base: Reg, disp: int = 0, index: Reg | None = None, scale: in
 
 
 class TableKernel:
-    """Shared state while one table kernel's four functions are built."""
+    """Shared state while one table kernel's four functions are built: what the CTR
+    skeleton (modes/ctr/skeleton.py) asks of a kernel."""
+
+    isa = X86Scalar()
 
     def __init__(self, spec: KernelSpec) -> None:
         if spec.method != "table":
@@ -119,20 +122,36 @@ class TableKernel:
         return KernelBuilder(self.table, self.spec.symbol(entry),
                              doc=doc + f"\n{NOT_CONSTANT_TIME}.")
 
-    @staticmethod
-    def args(b: KernelBuilder, count: int) -> list[Reg]:
-        regs = []
-        for name in ("rdi", "rsi", "rdx", "rcx")[:count]:
-            v = b.gp()
-            b.asm.mov(v, gp(name))
-            regs.append(v)
-        return regs
+    def zero_context(self, b: KernelBuilder, ctx: Reg) -> None:
+        """Store zeros over all ctx_size bytes (a multiple of 64), 64 bytes an iteration,
+        from a general-purpose register (the method uses no SSE)."""
+        a = b.asm
+        z, p, n = b.gp(), b.gp(), b.gp()
+        a.xor(z.w32, z.w32)
+        a.mov(p, ctx)
+        a.mov(n, Imm(self.layout.size // 64))
+        loop = b.label("zero")
+        b.bind(loop)
+        for off in range(0, 64, 8):
+            a.mov(_m(64, p, off), z)
+        a.add(p, Imm(64))
+        a.dec(n)
+        a.jne(loop)
 
+    def expand_key(self, b: KernelBuilder, ctx: Reg, key: Reg, bits: int) -> None:
+        ScalarKeySchedule(self.spec).expand_key(self, b, None, ctx, key, bits)
 
-def _scrub(b: KernelBuilder, keep_rax: bool) -> None:
-    """Zero the volatile registers a kernel may have left key or keystream words in."""
-    for name in (() if keep_rax else ("eax",)) + SCRUB:
-        b.emit("xor", gp(name), gp(name))
+    def stream_body(self, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
+                    length: Reg, done: Label) -> None:
+        delta = out                      # out - in: out is addressed as (in, delta)
+        b.asm.sub(delta, inp)
+        _stream_body(self, b, bits, ctx, inp, delta, length, done)
+
+    def scrub(self, b: KernelBuilder, entry: str) -> None:
+        """Zero the volatile registers a kernel may have left key or keystream words in
+        (init keeps its result in eax)."""
+        for name in (() if entry == "init" else ("eax",)) + SCRUB:
+            b.emit("xor", gp(name), gp(name))
 
 
 # ====================================================================================
@@ -206,7 +225,7 @@ def counter_state(b: KernelBuilder, ctx: Reg, lo: Reg) -> list[Reg]:
 
 
 # ====================================================================================
-# init, set_iv, wipe
+# the key schedule
 # ====================================================================================
 class ScalarKeySchedule(RoundEngine):
     """FIPS-197 key expansion (RoundEngine.expand_key) with SubWord by byte S-box lookups."""
@@ -238,86 +257,8 @@ class ScalarKeySchedule(RoundEngine):
         b.emit("xor", w.w32, Imm(rcon))
 
 
-def _zero_context(k: TableKernel, b: KernelBuilder, ctx: Reg) -> None:
-    """Store zeros over all ctx_size bytes (a multiple of 64), 64 bytes an iteration."""
-    a = b.asm
-    z, p, n = b.gp(), b.gp(), b.gp()
-    a.xor(z.w32, z.w32)
-    a.mov(p, ctx)
-    a.mov(n, Imm(k.layout.size // 64))
-    loop = b.label("zero")
-    b.bind(loop)
-    for off in range(0, 64, 8):
-        a.mov(_m(64, p, off), z)
-    a.add(p, Imm(64))
-    a.dec(n)
-    a.jne(loop)
-
-
-def _set_iv_body(b: KernelBuilder, ctx: Reg, iv: Reg) -> None:
-    a = b.asm
-    hi, lo = b.gp(), b.gp()
-    a.mov(hi, _m(64, iv, 0))
-    a.mov(lo, _m(64, iv, 8))
-    a.bswap(hi)
-    a.bswap(lo)
-    a.mov(_m(64, ctx, L.CTR_HI), hi)
-    a.mov(_m(64, ctx, L.CTR_LO), lo)
-    a.mov(_m(64, ctx, L.KEYSTREAM_LEFT), Imm(0))
-    a.mov(_m(64, ctx, L.WINDOW_LO), Imm(L.NO_WINDOW))   # caches are checked again on use
-
-
-def build_init(k: TableKernel) -> Function:
-    b = k.builder("init", "init(ctx, key, key_len, iv): expand the key, reset FACE state, "
-                          "set the IV.\nReturns 0, or -1 for a key length not built in.")
-    b.function.returns_value = True
-    a = b.asm
-    a.endbr64()
-    ctx, key, key_len, iv = k.args(b, 4)
-    ret = b.label("return")
-    common = b.label("common")
-    accepted = b.label("accepted")
-    accept_key_length(b, key_len, k.spec.key_bits, accepted)
-    a.mov(gp("eax"), Imm(-1))          # a refused key leaves the context as it was
-    a.jmp(ret)
-    b.bind(accepted)
-    with b.phase("clear_context"):     # re-keying forgets every byte of the old key's state
-        _zero_context(k, b, ctx)
-    expand_by_size(k, b, None, ScalarKeySchedule(k.spec), ctx, key, key_len, k.spec.key_bits,
-                   _m(32, ctx, L.KEY_BITS), common)
-    b.bind(common)
-    a.mov(_m(64, ctx, L.TAG_HI), Imm(L.NO_TABLE))
-    _set_iv_body(b, ctx, iv)
-    a.xor(gp("eax"), gp("eax"))
-    b.bind(ret)
-    _scrub(b, keep_rax=True)
-    a.ret()
-    return b.build()
-
-
-def build_set_iv(k: TableKernel) -> Function:
-    b = k.builder("set_iv", "set_iv(ctx, iv): restart the stream at iv under the same key.\n"
-                            "FACE tables stay while IV bytes 0, 5 and 10 are unchanged.")
-    b.function.returns_value = True
-    b.asm.endbr64()
-    ctx, iv = k.args(b, 2)
-    _set_iv_body(b, ctx, iv)
-    b.asm.xor(gp("eax"), gp("eax"))
-    b.asm.ret()
-    return b.build()
-
-
-def build_wipe(k: TableKernel) -> Function:
-    b = k.builder("wipe", f"wipe(ctx): zero all {k.layout.size} bytes of the context.")
-    b.asm.endbr64()
-    (ctx,) = k.args(b, 1)
-    _zero_context(k, b, ctx)
-    b.asm.ret()
-    return b.build()
-
-
 # ====================================================================================
-# xor_stream
+# xor_stream's loop (its frame is the CTR skeleton's)
 # ====================================================================================
 class Loop:
     """The registers and labels of one key size's loop."""
@@ -326,63 +267,6 @@ class Loop:
                  top: Label, end: Label) -> None:
         self.ctx, self.inp, self.delta, self.length = ctx, inp, delta, length
         self.tb, self.lo, self.top, self.end = tb, lo, top, end
-
-
-def build_xor_stream(k: TableKernel) -> Function:
-    spec = k.spec
-    b = k.builder("xor_stream",
-                  f"xor_stream(ctx, out, in, len): AES-CTR by T-table lookups, one block at a "
-                  f"time, FACE {spec.face}.")
-    a = b.asm
-    a.endbr64()
-    ctx, out, inp, length = k.args(b, 4)
-    done = b.label("return")
-    a.test(length, length)
-    a.je(done)
-    delta = out                          # out - in: out is addressed as (in, delta)
-    a.sub(delta, inp)
-
-    # 1. bytes left in the keystream block of the previous call
-    bulk, drain, drained = b.label("bulk"), b.label("drain"), b.label("drained")
-    with b.phase("partial"):
-        left = b.gp()
-        a.mov(left, _m(64, ctx, L.KEYSTREAM_LEFT))
-        a.test(left, left)
-        a.je(bulk)
-        b.bind(drain)
-        p, t = b.gp(), b.gp()
-        a.mov(p, ctx)
-        a.sub(p, left)
-        a.movzx(t.w32, _m(8, p, L.KEYSTREAM + 16))
-        a.xor(t.w8, _m(8, inp))
-        a.mov(_m(8, inp, index=delta), t.w8)
-        a.inc(inp)
-        a.dec(length)
-        a.dec(left)
-        a.je(drained)
-        a.test(length, length)
-        a.jne(drain)
-        b.bind(drained)
-        a.mov(_m(64, ctx, L.KEYSTREAM_LEFT), left)
-        a.test(length, length)
-        a.je(done)
-
-    # 2. dispatch on the key size init stored
-    b.bind(bulk)
-    bodies = {bits: b.label(f"aes{bits}") for bits in spec.key_bits}
-    kb = b.gp()
-    a.mov(kb.w32, _m(32, ctx, L.KEY_BITS))
-    for bits, label in bodies.items():
-        a.cmp(kb.w32, Imm(bits))
-        a.je(label)
-    a.jmp(done)                      # not initialised: nothing to do
-    for bits, label in bodies.items():
-        b.bind(label)
-        _stream_body(k, b, bits, ctx, inp, delta, length, done)
-    b.bind(done)
-    _scrub(b, keep_rax=False)
-    a.ret()
-    return b.build()
 
 
 def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg,
@@ -565,21 +449,9 @@ def _partial_tail(b: KernelBuilder, s: Loop, t: list[Reg]) -> None:
         for c in range(4):
             a.mov(_m(32, s.ctx, L.KEYSTREAM + 4 * c), t[c].w32)
         _count_up(b, s)
-        o, j, x = b.gp(), b.gp(), b.gp()
-        a.lea(o, _m(8, s.inp, index=s.delta))
-        a.xor(j.w32, j.w32)
-        loop = b.label("partial_byte")
-        b.bind(loop)
-        a.movzx(x.w32, _m(8, s.ctx, L.KEYSTREAM, index=j))
-        a.xor(x.w8, _m(8, s.inp, index=j))
-        a.mov(_m(8, o, index=j), x.w8)
-        a.inc(j)
-        a.cmp(j, s.length)
-        a.jb(loop)
-        a.mov(x, Imm(16))
-        a.sub(x, s.length)
-        a.mov(_m(64, s.ctx, L.KEYSTREAM_LEFT), x)
-        a.jmp(s.end)
+        out = b.gp()
+        a.lea(out, _m(8, s.inp, index=s.delta))
+        keystream_tail(X86Scalar(), b, s.ctx, out, s.inp, s.length, s.end)
 
 
 def _check_window(k: TableKernel, b: KernelBuilder, s: Loop, nr: int, idx: Reg,
@@ -620,17 +492,10 @@ def _check_window(k: TableKernel, b: KernelBuilder, s: Loop, nr: int, idx: Reg,
     a.jmp(checked)
 
 
-ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")
-
-
-def build_all(k: TableKernel) -> dict[str, Function]:
-    """The four entry points of one table kernel, uncompiled (virtual registers)."""
-    return {"init": build_init(k), "set_iv": build_set_iv(k),
-            "xor_stream": build_xor_stream(k), "wipe": build_wipe(k)}
-
-
 def build_kernel(spec: KernelSpec) -> BuiltKernel:
     """The CTR skeleton of the table method (modes/: the mode descriptor names it)."""
     k = TableKernel(spec)
-    return BuiltKernel(build_all(k), k.layout.size, tuple(k.layout.table()),
+    doc = (f"xor_stream(ctx, out, in, len): AES-CTR by T-table lookups, one block at a "
+           f"time, FACE {spec.face}.")
+    return BuiltKernel(build_entries(k, doc), k.layout.size, tuple(k.layout.table()),
                        timing_warning=NOT_CONSTANT_TIME)

@@ -1,4 +1,6 @@
-"""AES-CTR kernels for AArch64: init, set_iv, xor_stream, wipe (AAPCS64, GNU A64 syntax).
+"""AES-CTR kernels for AArch64 (AAPCS64, GNU A64 syntax): the batch loop of xor_stream, under
+the CTR skeleton's entry points (modes/ctr/skeleton.py: init, set_iv, wipe, xor_stream's frame,
+written once for both instruction sets over arch/aarch64/scalar.py).
 
 The twin of kernels/ctr_kernel.py (x86): the same context layout (kernels/ctx_layout.py), the
 same stream and the same FACE semantics, so a context's meaning does not depend on the ISA
@@ -28,11 +30,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...arch.aarch64.scalar import A64Scalar
 from ...dsl.builder import KernelBuilder
-from ...dsl.ir import Function
-from ...dsl.operands import XZR, Imm, Label, Mem, Reg, xreg
+from ...dsl.operands import Imm, Label, Mem, Reg
 from ...isa.table import load_table
 from ...modes import BuiltKernel
+from ...modes.ctr.skeleton import build_entries, keep_counter, keystream_tail, load_counter
 from .. import ctx_layout as L
 from ..spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .engine_choice import engine_for
@@ -40,7 +43,6 @@ from .engines import A64Engine
 from .face_fill import (back_if_filled, fill_allowed, jump_unless_complete, keep_or_empty_table,
                         record_filled)
 
-BTI_C = 34
 VECTOR_REGISTERS = 32
 
 
@@ -66,7 +68,10 @@ class Stream:
 
 
 class Kernel:
-    """Shared state while one kernel's four functions are built."""
+    """Shared state while one kernel's four functions are built: what the CTR skeleton
+    (modes/ctr/skeleton.py) asks of a kernel, on AArch64."""
+
+    isa = A64Scalar()
 
     def __init__(self, spec: KernelSpec) -> None:
         if spec.arch != "aarch64":
@@ -79,8 +84,8 @@ class Kernel:
 
     def _check_registers(self) -> None:
         """Resident keys + the batch + FACE cache + counter step + two data registers +
-        a table-fill (or folded key) temporary must fit the 32 vector registers (there is no
-        spilling)."""
+        a table-fill (or folded key) temporary must fit the 32 vector registers: the
+        kernel is told its budget up front (there is no spilling)."""
         for bits in self.spec.key_bits:
             need = (self.engine.registers(bits) + self.spec.interleave + 1 + 1 + 2 +
                     (1 if self.spec.face != "none" else 0))
@@ -92,13 +97,29 @@ class Kernel:
     def builder(self, entry: str, doc: str) -> KernelBuilder:
         return KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
 
-    def args(self, b: KernelBuilder, count: int) -> list[Reg]:
-        regs = []
-        for n in range(count):
-            v = b.gp()
-            b.asm.mov(v, xreg(n))
-            regs.append(v)
-        return regs
+    def zero_context(self, b: KernelBuilder, ctx: Reg) -> None:
+        """Store zeros over all ctx_size bytes (a multiple of 64), 64 bytes an iteration."""
+        a = b.asm
+        z, p, n = b.vec(128), b.gp(), b.gp()
+        a.movi(z.d2, Imm(0))
+        a.mov(p, ctx)
+        a.mov(n, Imm(self.layout.size // 64))
+        loop = b.label("zero")
+        b.bind(loop)
+        a.stp(z.q, z.q, _m(256, p, 32, wb="post"))
+        a.stp(z.q, z.q, _m(256, p, 32, wb="post"))
+        a.subs(n, n, Imm(1))
+        a.b_ne(loop)
+
+    def expand_key(self, b: KernelBuilder, ctx: Reg, key: Reg, bits: int) -> None:
+        self.engine.expand_key(self, b, ctx, key, bits)
+
+    def stream_body(self, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
+                    length: Reg, done: Label) -> None:
+        _stream_body(self, b, bits, ctx, out, inp, length, done)
+
+    def scrub(self, b: KernelBuilder, entry: str) -> None:
+        b.function.scrub_vectors = True     # passes/frame.py clears the vector registers
 
     def counter_block(self, b: KernelBuilder, lo: Reg, hi: Reg, x: Reg | None = None) -> Reg:
         """A vector register (``x`` or a new one) holding the 16 counter bytes (big-endian)
@@ -113,158 +134,13 @@ class Kernel:
         return x
 
 
-def _entry(b: KernelBuilder) -> None:
-    b.asm.hint(Imm(BTI_C), comment="bti c")
-
-
 def _count_up(b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
-    b.asm.adds(lo, lo, Imm(n))
-    b.asm.adc(hi, hi, XZR)
+    A64Scalar().count_up(b, lo, hi, n)
 
 
 # ====================================================================================
-# init, set_iv, wipe
+# xor_stream's loop (its frame is the CTR skeleton's)
 # ====================================================================================
-def build_init(k: Kernel) -> Function:
-    b = k.builder("init", "init(ctx, key, key_len, iv): expand the key, reset FACE state, "
-                          "set the IV.\nReturns 0, or -1 for a key length not built in.")
-    b.function.returns_value = True
-    a = b.asm
-    _entry(b)
-    ctx, key, key_len, iv = k.args(b, 4)
-    ret, common, accepted = b.label("return"), b.label("common"), b.label("accepted")
-    per_size = {bits: b.label(f"key{bits}") for bits in k.spec.key_bits}
-    for bits in per_size:
-        a.cmp(key_len, Imm(bits // 8))
-        a.b_eq(accepted)
-    a.movn(xreg(0, 32), Imm(0))          # -1: a refused key leaves the context as it was
-    a.b(ret)
-    b.bind(accepted)
-    with b.phase("clear_context"):       # re-keying forgets every byte of the old key's state
-        _zero_context(k, b, ctx)
-    for bits, label in per_size.items():
-        a.cmp(key_len, Imm(bits // 8))
-        a.b_eq(label)
-    for bits, label in per_size.items():
-        b.bind(label)
-        with b.phase("key_expansion"):
-            k.engine.expand_key(k, b, ctx, key, bits)
-            t = b.gp()
-            a.mov(t.w, Imm(bits))
-            a.str(t.w, _m(32, ctx, L.KEY_BITS))
-        a.b(common)
-    b.bind(common)
-    t = b.gp()
-    a.mov(t, Imm(L.NO_TABLE))
-    a.str(t, _m(64, ctx, L.TAG_HI))
-    _set_iv_body(b, ctx, iv)
-    a.mov(xreg(0, 32), Imm(0))
-    b.bind(ret)
-    a.ret()
-    b.function.scrub_vectors = True
-    return b.build()
-
-
-def _set_iv_body(b: KernelBuilder, ctx: Reg, iv: Reg) -> None:
-    a = b.asm
-    hi, lo, t = b.gp(), b.gp(), b.gp()
-    a.ldp(hi, lo, _m(128, iv))
-    a.rev(hi, hi)
-    a.rev(lo, lo)
-    a.stp(lo, hi, _m(128, ctx, L.CTR_LO))
-    a.str(XZR, _m(64, ctx, L.KEYSTREAM_LEFT))
-    a.mov(t, Imm(L.NO_WINDOW))           # caches are checked again on use
-    a.str(t, _m(64, ctx, L.WINDOW_LO))
-
-
-def build_set_iv(k: Kernel) -> Function:
-    b = k.builder("set_iv", "set_iv(ctx, iv): restart the stream at iv under the same key.\n"
-                            "FACE tables stay while IV bytes 0, 5 and 10 are unchanged.")
-    b.function.returns_value = True
-    _entry(b)
-    ctx, iv = k.args(b, 2)
-    _set_iv_body(b, ctx, iv)
-    b.asm.mov(xreg(0, 32), Imm(0))
-    b.asm.ret()
-    return b.build()
-
-
-def _zero_context(k: Kernel, b: KernelBuilder, ctx: Reg) -> None:
-    """Store zeros over all ctx_size bytes (a multiple of 64), 64 bytes an iteration."""
-    a = b.asm
-    z, p, n = b.vec(128), b.gp(), b.gp()
-    a.movi(z.d2, Imm(0))
-    a.mov(p, ctx)
-    a.mov(n, Imm(k.layout.size // 64))
-    loop = b.label("zero")
-    b.bind(loop)
-    a.stp(z.q, z.q, _m(256, p, 32, wb="post"))
-    a.stp(z.q, z.q, _m(256, p, 32, wb="post"))
-    a.subs(n, n, Imm(1))
-    a.b_ne(loop)
-
-
-def build_wipe(k: Kernel) -> Function:
-    b = k.builder("wipe", f"wipe(ctx): zero all {k.layout.size} bytes of the context.")
-    _entry(b)
-    (ctx,) = k.args(b, 1)
-    _zero_context(k, b, ctx)
-    b.asm.ret()
-    return b.build()
-
-
-# ====================================================================================
-# xor_stream
-# ====================================================================================
-def build_xor_stream(k: Kernel) -> Function:
-    spec = k.spec
-    b = k.builder("xor_stream", f"xor_stream(ctx, out, in, len): AES-CTR, {spec.interleave} "
-                                f"blocks a batch, FACE {spec.face}.")
-    a = b.asm
-    _entry(b)
-    ctx, out, inp, length = k.args(b, 4)
-    done = b.label("return")
-    a.cbz(length, done)
-
-    # 1. bytes left in the keystream block of the previous call
-    bulk, drain, drained = b.label("bulk"), b.label("drain"), b.label("drained")
-    with b.phase("partial"):
-        left = b.gp()
-        a.ldr(left, _m(64, ctx, L.KEYSTREAM_LEFT))
-        a.cbz(left, bulk)
-        b.bind(drain)
-        p, t, u = b.gp(), b.gp(), b.gp()
-        a.sub(p, ctx, left)
-        a.ldrb(t.w, _m(8, p, L.KEYSTREAM + 16))
-        a.ldrb(u.w, _m(8, inp, 1, wb="post"))
-        a.eor(t.w, t.w, u.w)
-        a.strb(t.w, _m(8, out, 1, wb="post"))
-        a.sub(length, length, Imm(1))
-        a.subs(left, left, Imm(1))
-        a.b_eq(drained)
-        a.cbnz(length, drain)
-        b.bind(drained)
-        a.str(left, _m(64, ctx, L.KEYSTREAM_LEFT))
-        a.cbz(length, done)
-
-    # 2. dispatch on the key size init stored
-    b.bind(bulk)
-    bodies = {bits: b.label(f"aes{bits}") for bits in spec.key_bits}
-    kb = b.gp()
-    a.ldr(kb.w, _m(32, ctx, L.KEY_BITS))
-    for bits, label in bodies.items():
-        a.cmp(kb.w, Imm(bits))
-        a.b_eq(label)
-    a.b(done)                          # not initialised: nothing to do
-    for bits, label in bodies.items():
-        b.bind(label)
-        _stream_body(k, b, bits, ctx, out, inp, length, done)
-    b.bind(done)
-    a.ret()
-    b.function.scrub_vectors = True
-    return b.build()
-
-
 def batch_ladder(spec: KernelSpec) -> list[int]:
     """Blocks a batch may hold, largest first: the interleave, then halves down to 2; single
     blocks take the rest (a message under a fresh IV starts anywhere in a window)."""
@@ -282,8 +158,8 @@ def _stream_body(k: Kernel, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp
     top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
     window_ok, refresh = b.label(f"window_ok{bits}"), b.label(f"refresh{bits}")
     single = b.label(f"single{bits}")
-    lo, hi, idx = b.gp(), b.gp(), b.gp()
-    a.ldp(lo, hi, _m(128, ctx, L.CTR_LO))
+    lo, hi = load_counter(k.isa, b, ctx)
+    idx = b.gp()
     with b.phase("key_load"):
         keys = k.engine.prepare(k, b, ctx, bits)
         one, t = b.vec(128), b.gp()
@@ -356,8 +232,7 @@ def _stream_body(k: Kernel, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp
             _batch(k, b, bits, s, 1, "full")
 
     b.bind(end)
-    a.stp(lo, hi, _m(128, ctx, L.CTR_LO))
-    a.b(done)
+    keep_counter(k.isa, b, ctx, lo, hi, done)
 
     if face != "none":
         with b.region(f"refresh-{bits}"), b.phase("refresh"):
@@ -463,27 +338,11 @@ def _load_pairs(b: KernelBuilder, regs: list[Reg], one, two) -> None:
 
 def _partial_tail(b: KernelBuilder, s: Stream, x: Reg, partial: Label) -> None:
     """len < 16: keep the keystream block in the context, use its first len bytes."""
-    a = b.asm
     with b.phase("partial"):
         b.bind(partial)
-        a.str(x.q, _m(128, s.ctx, L.KEYSTREAM))
+        b.asm.str(x.q, _m(128, s.ctx, L.KEYSTREAM))
         _count_up(b, s.lo, s.hi, 1)
-        j, t, u, ks = b.gp(), b.gp(), b.gp(), b.gp()
-        a.add(ks, s.ctx, Imm(L.KEYSTREAM))
-        a.mov(j, Imm(0))
-        loop = b.label("partial_byte")
-        b.bind(loop)
-        a.ldrb(t.w, _m(8, ks, index=j))
-        a.ldrb(u.w, _m(8, s.inp, index=j))
-        a.eor(t.w, t.w, u.w)
-        a.strb(t.w, _m(8, s.out, index=j))
-        a.add(j, j, Imm(1))
-        a.cmp(j, s.length)
-        a.b_lo(loop)
-        a.mov(t, Imm(16))
-        a.sub(t, t, s.length)
-        a.str(t, _m(64, s.ctx, L.KEYSTREAM_LEFT))
-        a.b(s.end)
+        keystream_tail(A64Scalar(), b, s.ctx, s.out, s.inp, s.length, s.end)
 
 
 def _refresh(k: Kernel, b: KernelBuilder, s: Stream, bits: int, window_ok: Label) -> None:
@@ -506,16 +365,9 @@ def _refresh(k: Kernel, b: KernelBuilder, s: Stream, bits: int, window_ok: Label
     keep_or_empty_table(b, ctx, tag_lo, tag_hi, window_ok, first_fill=1)
 
 
-ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")
-
-
-def build_all(k: Kernel) -> dict[str, Function]:
-    """The four entry points of one CTR kernel, uncompiled (virtual registers)."""
-    return {"init": build_init(k), "set_iv": build_set_iv(k),
-            "xor_stream": build_xor_stream(k), "wipe": build_wipe(k)}
-
-
 def build_kernel(spec: KernelSpec) -> BuiltKernel:
     """The CTR skeleton on AArch64 (modes/: the mode descriptor names it)."""
     k = Kernel(spec)
-    return BuiltKernel(build_all(k), k.layout.size, tuple(k.layout.table()))
+    doc = (f"xor_stream(ctx, out, in, len): AES-CTR, {spec.interleave} blocks a batch, "
+           f"FACE {spec.face}.")
+    return BuiltKernel(build_entries(k, doc), k.layout.size, tuple(k.layout.table()))

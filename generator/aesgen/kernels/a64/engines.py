@@ -82,9 +82,8 @@ from dataclasses import dataclass
 from ...dsl.builder import KernelBuilder
 from ...dsl.operands import Imm, Mem, Reg
 from .. import ctx_layout as L
+from ..key_schedule import word_steps
 from ..spec import ROUNDS, KernelSpec
-
-RCON = (0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36)
 
 def expand_key_words(b, ctx: Reg, key: Reg, bits: int, sub_word) -> None:
     """FIPS-197 5.2 word by word in general registers: the key words from ``key``, every
@@ -92,23 +91,23 @@ def expand_key_words(b, ctx: Reg, key: Reg, bits: int, sub_word) -> None:
     ``sub_word(w) -> Reg`` is the engine's SubWord of a 32-bit word; RotWord is ror #8 of
     the little-endian word."""
     a = b.asm
-    nk, nr = bits // 32, ROUNDS[bits]
+    nk = bits // 32
     words: list[Reg] = []
     for i in range(nk):
         w = b.gp()
         a.ldr(w.w, Mem(32, base=key, disp=4 * i))
         a.str(w.w, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i))
         words.append(w)
-    for i in range(nk, 4 * (nr + 1)):
+    for i, step, rcon in word_steps(bits):
         t = words[i - 1]
-        if i % nk == 0:
+        if step == "rot_sub":
             rot = b.gp()
             a.ror(rot.w, t.w, Imm(8))
             t = sub_word(rot)
             rc = b.gp()
-            a.mov(rc.w, Imm(RCON[i // nk - 1]))
+            a.mov(rc.w, Imm(rcon))
             a.eor(t.w, t.w, rc.w)
-        elif nk == 8 and i % nk == 4:
+        elif step == "sub":
             t = sub_word(t)
         w = b.gp()
         a.eor(w.w, words[i - nk].w, t.w)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...arch.x86_64.scalar import X86Scalar
 from ...arch.x86_64.short_bytes import short_differ, short_move, short_zero
 from ...arch.x86_64.zeroing import zero_context
 from ...dsl.builder import KernelBuilder
@@ -140,6 +141,8 @@ class Body:
     b: KernelBuilder
     v: VectorOps
 
+    isa = X86Scalar()
+
     def __post_init__(self) -> None:
         self.a = self.b.asm
         self.hash = ClmulHash(self.b, self.v)
@@ -147,12 +150,8 @@ class Body:
 
     # --- small pieces --------------------------------------------------------------
     def args(self, count: int) -> list[Reg]:
-        self.a.endbr64()
-        regs = []
-        for name in ("rdi", "rsi", "rdx", "rcx", "r8", "r9")[:count]:
-            r = self.b.gp()
-            self.a.mov(r, gp(name))
-            regs.append(r)
+        self.isa.entry(self.b)
+        regs = self.isa.args(self.b, count)
         self.ctx = regs[0]
         return regs
 
@@ -172,11 +171,8 @@ class Body:
     def returns(self, value: int, label: Label | None = None) -> None:
         if label is not None:
             self.b.bind(label)
-        if value == 0:
-            self.a.xor(gp("eax"), gp("eax"))
-        else:
-            self.a.mov(gp("eax"), Imm(value))
-        self.a.ret()
+        self.isa.result(self.b, value)
+        self.isa.ret(self.b)
 
     def zero_vec(self) -> Reg:
         z = self.b.xmm()
@@ -900,13 +896,13 @@ def build_init(k: GcmKernel) -> Function:
     b.function.returns_value = True
     ctx, key, key_len = g.args(3)
     fail, accepted, hashed = b.label("refuse"), b.label("accepted"), b.label("hash_key")
-    accept_key_length(b, key_len, k.spec.key_bits, accepted)
+    accept_key_length(g.isa, b, key_len, k.spec.key_bits, accepted)
     a.jmp(fail)
     b.bind(accepted)
     with b.phase("clear_context"):                  # a new key forgets all of the old
         zero_context(b, v, ctx, k.layout.size, k.spec.width, aligned=k.spec.width == 128)
-    expand_by_size(k, b, v, k.engine, ctx, key, key_len, k.spec.key_bits,
-                   g.f("KEY_BITS", width=32), hashed)
+    expand_by_size(g.isa, b, key_len, k.spec.key_bits, g.f("KEY_BITS", width=32), hashed,
+                   lambda bits: k.engine.expand_key(k, b, v, ctx, key, bits))
     b.bind(hashed)
     with b.phase("hash_key"):
         h = g.zero_vec()

@@ -1,0 +1,143 @@
+"""The general-purpose side of x86-64 (System V) as the mode skeletons use it: entry and
+return, arguments, loads and stores of context fields, compares that branch, the counter as
+two native 64-bit halves, and the byte XOR of a keystream tail.
+
+The AArch64 twin is arch/aarch64/scalar.py; a skeleton written over these methods
+(modes/ctr/entries.py) is written once for both. Registers are virtual (``b.gp()``); a
+memory operand is a dsl Mem whose width says how much moves.
+"""
+from __future__ import annotations
+
+from ...dsl.builder import KernelBuilder
+from ...dsl.operands import Imm, Label, Mem, Reg, gp
+
+ARGUMENTS = ("rdi", "rsi", "rdx", "rcx", "r8", "r9")
+
+
+def _view(r: Reg, width: int) -> Reg:
+    return {64: r, 32: r.w32, 8: r.w8}[width]
+
+
+class X86Scalar:
+    arch = "x86_64"
+
+    # --- entry, arguments, result ------------------------------------------------------
+    def entry(self, b: KernelBuilder) -> None:
+        b.asm.endbr64()                        # an indirect-branch landing pad (CET IBT)
+
+    def args(self, b: KernelBuilder, count: int) -> list[Reg]:
+        regs = []
+        for name in ARGUMENTS[:count]:
+            v = b.gp()
+            b.asm.mov(v, gp(name))
+            regs.append(v)
+        return regs
+
+    def result(self, b: KernelBuilder, value: int) -> None:
+        """The int an entry returns: eax."""
+        if value == 0:
+            b.asm.xor(gp("eax"), gp("eax"))
+        else:
+            b.asm.mov(gp("eax"), Imm(value))
+
+    def ret(self, b: KernelBuilder) -> None:
+        b.asm.ret()
+
+    # --- memory ---------------------------------------------------------------------------
+    def load(self, b: KernelBuilder, dst: Reg, src: Mem) -> None:
+        b.asm.mov(_view(dst, src.width), src)
+
+    def store(self, b: KernelBuilder, dst: Mem, src: Reg) -> None:
+        b.asm.mov(dst, _view(src, dst.width))
+
+    def store_imm(self, b: KernelBuilder, dst: Mem, value: int) -> None:
+        b.asm.mov(dst, Imm(value))             # sign-extended imm32 for a 64-bit field
+
+    # --- control flow ---------------------------------------------------------------------
+    def jump(self, b: KernelBuilder, label: Label) -> None:
+        b.asm.jmp(label)
+
+    def jump_if_equal(self, b: KernelBuilder, r: Reg, value: int, label: Label,
+                      width: int = 64) -> None:
+        b.asm.cmp(_view(r, width), Imm(value))
+        b.asm.je(label)
+
+    def jump_if_zero(self, b: KernelBuilder, r: Reg, label: Label) -> None:
+        b.asm.test(r, r)
+        b.asm.je(label)
+
+    def jump_if_nonzero(self, b: KernelBuilder, r: Reg, label: Label) -> None:
+        b.asm.test(r, r)
+        b.asm.jne(label)
+
+    def decrement(self, b: KernelBuilder, r: Reg) -> None:
+        b.asm.dec(r)
+
+    def decrement_jump_if_zero(self, b: KernelBuilder, r: Reg, label: Label) -> None:
+        b.asm.dec(r)
+        b.asm.je(label)
+
+    # --- the CTR counter: 16 big-endian bytes as hi (bytes 0..7) : lo (bytes 8..15) ------
+    def load_big_endian_128(self, b: KernelBuilder, at: Reg) -> tuple[Reg, Reg]:
+        hi, lo = b.gp(), b.gp()
+        b.asm.mov(hi, Mem(64, base=at, disp=0))
+        b.asm.mov(lo, Mem(64, base=at, disp=8))
+        b.asm.bswap(hi)
+        b.asm.bswap(lo)
+        return hi, lo
+
+    def load_pair(self, b: KernelBuilder, base: Reg, disp: int) -> tuple[Reg, Reg]:
+        """The 64-bit words at base+disp and 8 bytes above it."""
+        first, second = b.gp(), b.gp()
+        b.asm.mov(first, Mem(64, base=base, disp=disp))
+        b.asm.mov(second, Mem(64, base=base, disp=disp + 8))
+        return first, second
+
+    def store_pair(self, b: KernelBuilder, base: Reg, disp: int, first: Reg,
+                   second: Reg) -> None:
+        """first at base+disp, second 8 bytes above it."""
+        b.asm.mov(Mem(64, base=base, disp=disp), first)
+        b.asm.mov(Mem(64, base=base, disp=disp + 8), second)
+
+    def count_up(self, b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
+        b.asm.add(lo, Imm(n))
+        b.asm.adc(hi, Imm(0))
+
+    # --- bytes ----------------------------------------------------------------------------
+    def address_below(self, b: KernelBuilder, base: Reg, minus: Reg) -> Reg:
+        p = b.gp()
+        b.asm.mov(p, base)
+        b.asm.sub(p, minus)
+        return p
+
+    def xor_byte(self, b: KernelBuilder, out: Reg, inp: Reg, key: Mem,
+                 index: Reg | None = None) -> None:
+        """out[index] = inp[index] ^ key; without an index, out[0] and then out and inp
+        one byte on."""
+        a, t = b.asm, b.gp()
+        a.movzx(t.w32, key)
+        a.xor(t.w8, Mem(8, base=inp, index=index))
+        a.mov(Mem(8, base=out, index=index), t.w8)
+        if index is None:
+            a.inc(inp)
+            a.inc(out)
+
+    def xor_bytes(self, b: KernelBuilder, out: Reg, inp: Reg, key: Reg, disp: int,
+                  count: Reg, hint: str) -> None:
+        """out[j] = inp[j] ^ key[disp + j] for j < count (count >= 1): a loop of bytes, for
+        tails under 16 bytes, where the length is public."""
+        a, j = b.asm, b.gp()
+        a.xor(j.w32, j.w32)
+        loop = b.label(hint)
+        b.bind(loop)
+        self.xor_byte(b, out, inp, Mem(8, base=key, disp=disp, index=j), index=j)
+        a.inc(j)
+        a.cmp(j, count)
+        a.jb(loop)
+
+    def store_difference(self, b: KernelBuilder, dst: Mem, value: int, minus: Reg) -> None:
+        """dst = value - minus."""
+        t = b.gp()
+        b.asm.mov(t, Imm(value))
+        b.asm.sub(t, minus)
+        b.asm.mov(dst, t)
