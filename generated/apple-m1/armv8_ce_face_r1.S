@@ -820,18 +820,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_fill8_128:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #8
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #7
-	cmp	x9, x10
+	add	x8, x7, #8
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #7
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #8
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_128
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run:
@@ -1012,27 +1014,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v26.16b, v26.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart
 	add	x7, x7, #8
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart:
-	mov	x7, #8
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #8
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done:
 	ldp	q28, q29, [x2], #32
 	aese	v20.16b, v17.16b
@@ -1063,10 +1066,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_spent8_128:
-	rev	x6, x5
-	rev	x7, x4
-	fmov	d20, x6
-	mov	v20.d[1], x7
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	and	x7, x7, #255
+	add	x7, x7, x6
+	cmp	x7, #256
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_2
+	mov	x7, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_2:
+	sub	x7, x7, #8
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_128:
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	add	v21.16b, v20.16b, v19.16b
 	add	v22.16b, v21.16b, v19.16b
 	add	v23.16b, v22.16b, v19.16b
@@ -1245,7 +1258,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_128
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_128:
+	add	x6, x6, #8
+	cmp	x6, x7
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+	cmp	x3, #128
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_128
 .Laesgen_armv8_ce_face_r1_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_128
@@ -1343,18 +1363,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_fill4_128:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #4
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #3
-	cmp	x9, x10
+	add	x8, x7, #4
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #3
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_2
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #4
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_128
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_2:
@@ -1451,27 +1473,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_2
 	add	x7, x7, #4
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_2
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_3
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_2:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_3:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_2
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_2:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_2:
-	mov	x7, #4
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #4
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_2:
 	ldp	q24, q25, [x2], #32
 	aese	v20.16b, v17.16b
@@ -1490,10 +1513,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_spent4_128:
-	rev	x6, x5
-	rev	x7, x4
-	fmov	d20, x6
-	mov	v20.d[1], x7
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	and	x7, x7, #255
+	add	x7, x7, x6
+	cmp	x7, #256
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_4
+	mov	x7, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_4:
+	sub	x7, x7, #4
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_128:
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	add	v21.16b, v20.16b, v19.16b
 	add	v22.16b, v21.16b, v19.16b
 	add	v23.16b, v22.16b, v19.16b
@@ -1584,7 +1617,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_128
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_128:
+	add	x6, x6, #4
+	cmp	x6, x7
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+	cmp	x3, #64
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_128
 .Laesgen_armv8_ce_face_r1_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single128
@@ -1642,18 +1682,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_fill2_128:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #2
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #1
-	cmp	x9, x10
+	add	x8, x7, #2
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #1
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_3
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #2
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_128
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_3:
@@ -1708,27 +1750,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v16.16b
 	aesmc	v21.16b, v21.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_3
 	add	x7, x7, #2
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_3
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_5
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_3:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_5:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_3
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_3:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_3:
-	mov	x7, #2
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #2
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_3:
 	ldp	q22, q23, [x2], #32
 	aese	v20.16b, v17.16b
@@ -1741,10 +1784,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_spent2_128:
-	rev	x6, x5
-	rev	x7, x4
-	fmov	d20, x6
-	mov	v20.d[1], x7
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	and	x7, x7, #255
+	add	x7, x7, x6
+	cmp	x7, #256
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_6
+	mov	x7, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_6:
+	sub	x7, x7, #2
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_128:
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	add	v21.16b, v20.16b, v19.16b
 	aese	v20.16b, v0.16b
 	aesmc	v20.16b, v20.16b
@@ -1791,7 +1844,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_128
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_128:
+	add	x6, x6, #2
+	cmp	x6, x7
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+	cmp	x3, #32
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_128
 .Laesgen_armv8_ce_face_r1_xor_stream_single128:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
@@ -1847,18 +1907,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_end128
 .Laesgen_armv8_ce_face_r1_xor_stream_single_fill128:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #1
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #0
-	cmp	x9, x10
+	add	x8, x7, #1
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #0
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_4
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #1
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast128
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_4:
@@ -1892,27 +1954,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v20.16b, v20.16b
 	aese	v20.16b, v16.16b
 	aesmc	v20.16b, v20.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_4
 	add	x7, x7, #1
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_4
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_7
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_4:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_7:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_4:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_4:
-	mov	x7, #1
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #1
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_4:
 	aese	v20.16b, v17.16b
 	eor	v20.16b, v20.16b, v18.16b
@@ -2019,8 +2082,9 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok128
 .Laesgen_armv8_ce_face_r1_xor_stream_restart:
 	stp	x6, x7, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x6, #1
 	str	x6, [x0, #344]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok128
 .Laesgen_armv8_ce_face_r1_xor_stream_aes192:
@@ -2253,18 +2317,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_fill8_192:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #8
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #7
-	cmp	x9, x10
+	add	x8, x7, #8
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #7
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_5
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #8
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_192
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_5:
@@ -2477,27 +2543,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v28.16b, v28.16b
 	aese	v29.16b, v18.16b
 	aesmc	v29.16b, v29.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_5
 	add	x7, x7, #8
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_5
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_8
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_5:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_8:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_5
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_5
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_5:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_5
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_5:
-	mov	x7, #8
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #8
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_5:
 	ldp	q30, q31, [x2], #32
 	aese	v22.16b, v19.16b
@@ -2528,10 +2595,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_spent8_192:
-	rev	x6, x5
-	rev	x7, x4
-	fmov	d22, x6
-	mov	v22.d[1], x7
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	and	x7, x7, #255
+	add	x7, x7, x6
+	cmp	x7, #256
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_9
+	mov	x7, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_9:
+	sub	x7, x7, #8
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_192:
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	add	v23.16b, v22.16b, v21.16b
 	add	v24.16b, v23.16b, v21.16b
 	add	v25.16b, v24.16b, v21.16b
@@ -2742,7 +2819,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_192
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_192:
+	add	x6, x6, #8
+	cmp	x6, x7
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+	cmp	x3, #128
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_192
 .Laesgen_armv8_ce_face_r1_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_192
@@ -2856,18 +2940,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_fill4_192:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #4
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #3
-	cmp	x9, x10
+	add	x8, x7, #4
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #3
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_6
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #4
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_192
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_6:
@@ -2980,27 +3066,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v18.16b
 	aesmc	v25.16b, v25.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_6
 	add	x7, x7, #4
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_6
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_10
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_6:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_10:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_6
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_6:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_6:
-	mov	x7, #4
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #4
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_6:
 	ldp	q26, q27, [x2], #32
 	aese	v22.16b, v19.16b
@@ -3019,10 +3106,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_spent4_192:
-	rev	x6, x5
-	rev	x7, x4
-	fmov	d22, x6
-	mov	v22.d[1], x7
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	and	x7, x7, #255
+	add	x7, x7, x6
+	cmp	x7, #256
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_11
+	mov	x7, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_11:
+	sub	x7, x7, #4
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_192:
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	add	v23.16b, v22.16b, v21.16b
 	add	v24.16b, v23.16b, v21.16b
 	add	v25.16b, v24.16b, v21.16b
@@ -3129,7 +3226,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_192
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_192:
+	add	x6, x6, #4
+	cmp	x6, x7
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+	cmp	x3, #64
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_192
 .Laesgen_armv8_ce_face_r1_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single192
@@ -3195,18 +3299,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_fill2_192:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #2
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #1
-	cmp	x9, x10
+	add	x8, x7, #2
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #1
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_7
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #2
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_192
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_7:
@@ -3269,27 +3375,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v18.16b
 	aesmc	v23.16b, v23.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_7
 	add	x7, x7, #2
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_7
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_12
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_7:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_12:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_7
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_7:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_7:
-	mov	x7, #2
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #2
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_7:
 	ldp	q24, q25, [x2], #32
 	aese	v22.16b, v19.16b
@@ -3302,10 +3409,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_spent2_192:
-	rev	x6, x5
-	rev	x7, x4
-	fmov	d22, x6
-	mov	v22.d[1], x7
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	and	x7, x7, #255
+	add	x7, x7, x6
+	cmp	x7, #256
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_13
+	mov	x7, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_13:
+	sub	x7, x7, #2
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_192:
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	add	v23.16b, v22.16b, v21.16b
 	aese	v22.16b, v0.16b
 	aesmc	v22.16b, v22.16b
@@ -3360,7 +3477,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_192
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_192:
+	add	x6, x6, #2
+	cmp	x6, x7
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+	cmp	x3, #32
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_192
 .Laesgen_armv8_ce_face_r1_xor_stream_single192:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
@@ -3420,18 +3544,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_end192
 .Laesgen_armv8_ce_face_r1_xor_stream_single_fill192:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #1
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #0
-	cmp	x9, x10
+	add	x8, x7, #1
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #0
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_8
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #1
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast192
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_8:
@@ -3469,27 +3595,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v22.16b, v22.16b
 	aese	v22.16b, v18.16b
 	aesmc	v22.16b, v22.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_8
 	add	x7, x7, #1
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_8
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_14
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_8:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_14:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_8
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_8:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_8:
-	mov	x7, #1
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #1
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_8:
 	aese	v22.16b, v19.16b
 	eor	v22.16b, v22.16b, v20.16b
@@ -3600,8 +3727,9 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok192
 .Laesgen_armv8_ce_face_r1_xor_stream_restart_2:
 	stp	x6, x7, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x6, #1
 	str	x6, [x0, #344]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok192
 .Laesgen_armv8_ce_face_r1_xor_stream_aes256:
@@ -3867,18 +3995,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_fill8_256:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #8
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #7
-	cmp	x9, x10
+	add	x8, x7, #8
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #7
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_9
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #8
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_256
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_9:
@@ -4123,27 +4253,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v30.16b, v30.16b
 	aese	v31.16b, v20.16b
 	aesmc	v31.16b, v31.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_9
 	add	x7, x7, #8
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_9
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_15
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_9:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_15:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_9
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_9
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_9:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_9
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_9:
-	mov	x7, #8
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #8
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_9:
 	ldp	q8, q9, [x2], #32
 	aese	v24.16b, v21.16b
@@ -4174,10 +4305,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_spent8_256:
-	rev	x6, x5
-	rev	x7, x4
-	fmov	d24, x6
-	mov	v24.d[1], x7
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	and	x7, x7, #255
+	add	x7, x7, x6
+	cmp	x7, #256
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_16
+	mov	x7, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_16:
+	sub	x7, x7, #8
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_256:
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	add	v25.16b, v24.16b, v23.16b
 	add	v26.16b, v25.16b, v23.16b
 	add	v27.16b, v26.16b, v23.16b
@@ -4420,7 +4561,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_256
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_256:
+	add	x6, x6, #8
+	cmp	x6, x7
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+	cmp	x3, #128
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_256
 .Laesgen_armv8_ce_face_r1_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_256
@@ -4550,18 +4698,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_fill4_256:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #4
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #3
-	cmp	x9, x10
+	add	x8, x7, #4
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #3
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_10
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #4
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_256
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_10:
@@ -4690,27 +4840,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v26.16b, v26.16b
 	aese	v27.16b, v20.16b
 	aesmc	v27.16b, v27.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_10
 	add	x7, x7, #4
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_10
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_17
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_10:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_17:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_10
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_10:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_10:
-	mov	x7, #4
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #4
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_10:
 	ldp	q28, q29, [x2], #32
 	aese	v24.16b, v21.16b
@@ -4729,10 +4880,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_spent4_256:
-	rev	x6, x5
-	rev	x7, x4
-	fmov	d24, x6
-	mov	v24.d[1], x7
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	and	x7, x7, #255
+	add	x7, x7, x6
+	cmp	x7, #256
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_18
+	mov	x7, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_18:
+	sub	x7, x7, #4
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_256:
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	add	v25.16b, v24.16b, v23.16b
 	add	v26.16b, v25.16b, v23.16b
 	add	v27.16b, v26.16b, v23.16b
@@ -4855,7 +5016,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_256
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_256:
+	add	x6, x6, #4
+	cmp	x6, x7
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+	cmp	x3, #64
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_256
 .Laesgen_armv8_ce_face_r1_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single256
@@ -4929,18 +5097,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_fill2_256:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #2
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #1
-	cmp	x9, x10
+	add	x8, x7, #2
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #1
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_11
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #2
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_256
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_11:
@@ -5011,27 +5181,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v20.16b
 	aesmc	v25.16b, v25.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_11
 	add	x7, x7, #2
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_11
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_19
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_11:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_19:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_11
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_11:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_11:
-	mov	x7, #2
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #2
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_11:
 	ldp	q26, q27, [x2], #32
 	aese	v24.16b, v21.16b
@@ -5044,10 +5215,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_spent2_256:
-	rev	x6, x5
-	rev	x7, x4
-	fmov	d24, x6
-	mov	v24.d[1], x7
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	and	x7, x7, #255
+	add	x7, x7, x6
+	cmp	x7, #256
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_20
+	mov	x7, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_20:
+	sub	x7, x7, #2
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_256:
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	add	v25.16b, v24.16b, v23.16b
 	aese	v24.16b, v0.16b
 	aesmc	v24.16b, v24.16b
@@ -5110,7 +5291,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_256
+.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_256:
+	add	x6, x6, #2
+	cmp	x6, x7
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+	cmp	x3, #32
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_256
 .Laesgen_armv8_ce_face_r1_xor_stream_single256:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
@@ -5174,18 +5362,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_end256
 .Laesgen_armv8_ce_face_r1_xor_stream_single_fill256:
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
-	add	x9, x7, #1
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	add	x10, x8, #0
-	cmp	x9, x10
+	add	x8, x7, #1
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #0
+	cmp	x8, x9
 	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_12
-	movz	x9, #0xffff, lsl #0
-	str	x9, [x0, #344]
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
 	add	x7, x7, #1
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast256
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_12:
@@ -5227,27 +5417,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v24.16b, v24.16b
 	aese	v24.16b, v20.16b
 	aesmc	v24.16b, v24.16b
-	ldp	x7, x8, [x0, #328]
+	ldr	x7, [x0, #328]
 	sub	x7, x6, x7
 	and	x7, x7, #255
+	ldr	x8, [x0, #336]
 	cmp	x7, x8
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_12
 	add	x7, x7, #1
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_12
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_21
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_12:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_21:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_12
+	str	xzr, [x0, #328]
 	mov	x8, #256
-	stp	xzr, x8, [x0, #328]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12
 .Laesgen_armv8_ce_face_r1_xor_stream_run_grown_12:
 	str	x8, [x0, #336]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12
 .Laesgen_armv8_ce_face_r1_xor_stream_run_restart_12:
-	mov	x7, #1
-	stp	x6, x7, [x0, #328]
+	str	x6, [x0, #328]
+	mov	x6, #1
+	str	x6, [x0, #336]
 .Laesgen_armv8_ce_face_r1_xor_stream_run_done_12:
 	aese	v24.16b, v21.16b
 	eor	v24.16b, v24.16b, v22.16b
@@ -5362,8 +5553,9 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok256
 .Laesgen_armv8_ce_face_r1_xor_stream_restart_3:
 	stp	x6, x7, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x6, #1
 	str	x6, [x0, #344]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok256
 .Laesgen_armv8_ce_face_r1_xor_stream_return:

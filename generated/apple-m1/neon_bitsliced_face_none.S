@@ -5644,23 +5644,23 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_return
 .Laesgen_neon_bitsliced_face_none_xor_stream_aes128:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_none_xor_stream_top128:
 	cbz	x3, .Laesgen_neon_bitsliced_face_none_xor_stream_end128
 .Laesgen_neon_bitsliced_face_none_xor_stream_window_ok128:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_128
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_128
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast8_128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -5729,9 +5729,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round:
 	eor	v17.16b, v5.16b, v3.16b
@@ -5809,16 +5809,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -5844,7 +5844,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -5871,9 +5871,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_2:
 	eor	v17.16b, v5.16b, v3.16b
@@ -5951,16 +5951,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -5986,7 +5986,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -6170,7 +6170,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
+	ldr	q17, [x6, #608]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -6202,12 +6202,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_128
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_128
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast4_128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -6272,9 +6272,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_3:
 	eor	v17.16b, v5.16b, v3.16b
@@ -6352,16 +6352,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -6387,7 +6387,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -6414,9 +6414,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_3
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_4:
 	eor	v17.16b, v5.16b, v3.16b
@@ -6494,16 +6494,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -6529,7 +6529,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -6706,7 +6706,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
+	ldr	q20, [x6, #608]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -6733,12 +6733,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single128
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single128
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast2_128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
@@ -6801,9 +6801,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_5:
 	eor	v17.16b, v5.16b, v3.16b
@@ -6881,16 +6881,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -6916,7 +6916,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -6943,9 +6943,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_5
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_6:
 	eor	v17.16b, v5.16b, v3.16b
@@ -7023,16 +7023,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -7058,7 +7058,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -7236,7 +7236,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -7254,9 +7254,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_top128
 .Laesgen_neon_bitsliced_face_none_xor_stream_single128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q5, [x0]
 	movi	v2.2d, #0x0000000000000000
@@ -7318,9 +7318,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_7:
 	eor	v17.16b, v5.16b, v3.16b
@@ -7398,16 +7398,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -7433,7 +7433,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -7460,9 +7460,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_7
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_8:
 	eor	v17.16b, v5.16b, v3.16b
@@ -7540,16 +7540,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -7575,7 +7575,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -7752,7 +7752,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	ldr	q25, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -7793,23 +7793,23 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_return
 .Laesgen_neon_bitsliced_face_none_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_none_xor_stream_top192:
 	cbz	x3, .Laesgen_neon_bitsliced_face_none_xor_stream_end192
 .Laesgen_neon_bitsliced_face_none_xor_stream_window_ok192:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_192
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_192
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast8_192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -7878,9 +7878,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_9:
 	eor	v17.16b, v5.16b, v3.16b
@@ -7958,16 +7958,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -7993,7 +7993,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -8020,9 +8020,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_9
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_10:
 	eor	v17.16b, v5.16b, v3.16b
@@ -8100,16 +8100,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -8135,7 +8135,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -8342,12 +8342,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_192
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_192
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast4_192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -8412,9 +8412,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_11:
 	eor	v17.16b, v5.16b, v3.16b
@@ -8492,16 +8492,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -8527,7 +8527,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -8554,9 +8554,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_11
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_12:
 	eor	v17.16b, v5.16b, v3.16b
@@ -8634,16 +8634,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -8669,7 +8669,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -8868,12 +8868,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single192
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single192
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast2_192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
@@ -8936,9 +8936,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_13:
 	eor	v17.16b, v5.16b, v3.16b
@@ -9016,16 +9016,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -9051,7 +9051,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -9078,9 +9078,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_13
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_14:
 	eor	v17.16b, v5.16b, v3.16b
@@ -9158,16 +9158,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -9193,7 +9193,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -9386,9 +9386,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_top192
 .Laesgen_neon_bitsliced_face_none_xor_stream_single192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q5, [x0]
 	movi	v2.2d, #0x0000000000000000
@@ -9450,9 +9450,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_15:
 	eor	v17.16b, v5.16b, v3.16b
@@ -9530,16 +9530,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -9565,7 +9565,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -9592,9 +9592,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_15
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_16:
 	eor	v17.16b, v5.16b, v3.16b
@@ -9672,16 +9672,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -9707,7 +9707,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -9923,23 +9923,23 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_return
 .Laesgen_neon_bitsliced_face_none_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_none_xor_stream_top256:
 	cbz	x3, .Laesgen_neon_bitsliced_face_none_xor_stream_end256
 .Laesgen_neon_bitsliced_face_none_xor_stream_window_ok256:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_256
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_256
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast8_256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -10008,9 +10008,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_17:
 	eor	v17.16b, v5.16b, v3.16b
@@ -10088,16 +10088,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -10123,7 +10123,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -10150,9 +10150,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_17
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_18:
 	eor	v17.16b, v5.16b, v3.16b
@@ -10230,16 +10230,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -10265,7 +10265,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -10449,7 +10449,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
+	ldr	q17, [x6, #608]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -10481,12 +10481,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_256
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_256
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast4_256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -10551,9 +10551,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_19:
 	eor	v17.16b, v5.16b, v3.16b
@@ -10631,16 +10631,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -10666,7 +10666,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -10693,9 +10693,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_19
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_20:
 	eor	v17.16b, v5.16b, v3.16b
@@ -10773,16 +10773,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -10808,7 +10808,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -10985,7 +10985,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
+	ldr	q20, [x6, #608]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -11012,12 +11012,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single256
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single256
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast2_256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
@@ -11080,9 +11080,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_21:
 	eor	v17.16b, v5.16b, v3.16b
@@ -11160,16 +11160,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -11195,7 +11195,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -11222,9 +11222,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_21
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_22:
 	eor	v17.16b, v5.16b, v3.16b
@@ -11302,16 +11302,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -11337,7 +11337,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -11515,7 +11515,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -11533,9 +11533,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_top256
 .Laesgen_neon_bitsliced_face_none_xor_stream_single256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q5, [x0]
 	movi	v2.2d, #0x0000000000000000
@@ -11597,9 +11597,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_23:
 	eor	v17.16b, v5.16b, v3.16b
@@ -11677,16 +11677,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -11712,7 +11712,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -11739,9 +11739,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_23
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_24:
 	eor	v17.16b, v5.16b, v3.16b
@@ -11819,16 +11819,16 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -11854,7 +11854,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -12031,7 +12031,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	ldr	q25, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b

@@ -5640,39 +5640,39 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes128:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_top128:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_end128
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh128
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
-	ldr	s5, [x6, #400]
-	ldr	s6, [x6, #404]
-	ldr	s7, [x6, #408]
-	ldr	s16, [x6, #412]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
+	ldr	s5, [x7, #400]
+	ldr	s6, [x7, #404]
+	ldr	s7, [x7, #408]
+	ldr	s16, [x7, #412]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -5801,13 +5801,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -5872,9 +5872,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round:
 	eor	v17.16b, v5.16b, v3.16b
@@ -5952,16 +5952,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -5987,7 +5987,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -6171,7 +6171,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -6201,18 +6201,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run:
@@ -6220,7 +6222,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -6234,7 +6236,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #560]
+	ldr	q19, [x6, #560]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -6371,13 +6373,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v7.16b, v7.16b, v24.16b
 	eor	v21.16b, v6.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v6.16b, v26.16b, v1.16b
-	ldr	q6, [x7, #16]
+	ldr	q6, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v7.16b, v7.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -6629,13 +6631,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -6702,7 +6704,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_2:
 	eor	v17.16b, v5.16b, v3.16b
@@ -6999,7 +7001,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -7008,27 +7010,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -7051,10 +7054,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -7063,7 +7076,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -7131,10 +7144,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -7205,22 +7218,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -7246,7 +7259,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -7271,7 +7284,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -7324,7 +7337,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -7333,7 +7346,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v18.16b, #85
 	movi	v19.16b, #51
 	tbl	v1.16b, {v1.16b}, v17.16b
@@ -7393,10 +7406,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -7467,22 +7480,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -7508,7 +7521,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -7533,7 +7546,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -7692,7 +7705,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -7720,22 +7733,29 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_128:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -7864,13 +7884,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -7935,9 +7955,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_5:
 	eor	v17.16b, v5.16b, v3.16b
@@ -8015,16 +8035,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -8050,7 +8070,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -8227,7 +8247,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -8252,18 +8272,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2:
@@ -8271,7 +8293,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -8281,7 +8303,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -8414,13 +8436,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldr	q7, [x7, #16]
+	ldr	q7, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -8668,13 +8690,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -8741,7 +8763,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_6:
 	eor	v17.16b, v5.16b, v3.16b
@@ -9031,7 +9053,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -9043,27 +9065,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -9078,15 +9101,25 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -9150,10 +9183,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -9224,22 +9257,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -9265,7 +9298,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -9290,7 +9323,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -9336,7 +9369,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -9348,7 +9381,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -9408,10 +9441,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -9482,22 +9515,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -9523,7 +9556,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -9548,7 +9581,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -9700,7 +9733,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -9723,20 +9756,27 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_128:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -9865,13 +9905,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -9936,9 +9976,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9:
 	eor	v17.16b, v5.16b, v3.16b
@@ -10016,16 +10056,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -10051,7 +10091,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -10229,7 +10269,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -10247,18 +10287,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3:
@@ -10266,7 +10308,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -10274,7 +10316,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -10405,13 +10447,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldr	q7, [x7, #16]
+	ldr	q7, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -10657,13 +10699,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -10730,7 +10772,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10:
 	eor	v17.16b, v5.16b, v3.16b
@@ -11021,7 +11063,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -11030,27 +11072,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_3
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_3
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_3:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_3
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_3:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_3:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -11061,13 +11104,23 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -11129,10 +11182,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -11203,22 +11256,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -11244,7 +11297,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -11269,7 +11322,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -11316,7 +11369,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -11325,7 +11378,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -11385,10 +11438,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -11459,22 +11512,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -11500,7 +11553,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -11525,7 +11578,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -11678,7 +11731,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -11694,15 +11747,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_128:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
-	ldr	s1, [x6, #384]
+	ldr	s1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -11831,13 +11891,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -11902,9 +11962,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13:
 	eor	v17.16b, v5.16b, v3.16b
@@ -11982,16 +12042,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -12017,7 +12077,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -12194,7 +12254,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -12231,18 +12291,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_4
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_4:
@@ -12250,14 +12312,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -12387,13 +12449,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v3.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v3.16b, v22.16b, v3.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldr	q7, [x7, #16]
+	ldr	q7, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -12638,13 +12700,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -12711,7 +12773,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14:
 	eor	v17.16b, v5.16b, v3.16b
@@ -13001,7 +13063,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -13010,27 +13072,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_4
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_4:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_2
@@ -13060,12 +13123,12 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -13126,9 +13189,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_15:
 	eor	v17.16b, v5.16b, v3.16b
@@ -13206,16 +13269,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -13241,7 +13304,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -13312,7 +13375,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -13321,7 +13384,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -13381,9 +13444,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16:
 	eor	v17.16b, v5.16b, v3.16b
@@ -13461,16 +13524,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -13496,7 +13559,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -13673,7 +13736,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -13713,13 +13776,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
 .Laesgen_neon_bitsliced_face_r1_xor_stream_refresh128:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -13849,13 +13912,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #16]
+	ldr	q6, [x6, #16]
 	ldr	q25, [x0, #1536]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -13972,57 +14035,58 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #352]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_top192:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_end192
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh192
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_192
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
-	ldr	s5, [x6, #400]
-	ldr	s6, [x6, #404]
-	ldr	s7, [x6, #408]
-	ldr	s16, [x6, #412]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
+	ldr	s5, [x7, #400]
+	ldr	s6, [x7, #404]
+	ldr	s7, [x7, #408]
+	ldr	s16, [x7, #412]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -14151,13 +14215,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -14222,9 +14286,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_17:
 	eor	v17.16b, v5.16b, v3.16b
@@ -14302,16 +14366,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -14337,7 +14401,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -14521,7 +14585,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #624]
+	ldr	q17, [x6, #624]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -14551,18 +14615,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_5
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_5:
@@ -14570,7 +14636,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -14584,7 +14650,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #560]
+	ldr	q19, [x6, #560]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -14721,13 +14787,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v7.16b, v7.16b, v24.16b
 	eor	v21.16b, v6.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v6.16b, v26.16b, v1.16b
-	ldr	q6, [x7, #16]
+	ldr	q6, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v7.16b, v7.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -14979,13 +15045,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -15052,7 +15118,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_18:
 	eor	v17.16b, v5.16b, v3.16b
@@ -15349,7 +15415,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #624]
+	ldr	q17, [x6, #624]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -15358,27 +15424,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_5
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_5
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_5:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_5
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_5:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_5:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -15401,10 +15468,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -15413,7 +15490,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -15481,10 +15558,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -15555,22 +15632,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -15596,7 +15673,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -15621,7 +15698,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -15674,7 +15751,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -15683,7 +15760,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v18.16b, #85
 	movi	v19.16b, #51
 	tbl	v1.16b, {v1.16b}, v17.16b
@@ -15743,10 +15820,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -15817,22 +15894,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -15858,7 +15935,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -15883,7 +15960,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -16042,7 +16119,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #624]
+	ldr	q17, [x6, #624]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -16070,22 +16147,29 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_192:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -16214,13 +16298,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -16285,9 +16369,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_21:
 	eor	v17.16b, v5.16b, v3.16b
@@ -16365,16 +16449,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -16400,7 +16484,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -16577,7 +16661,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #624]
+	ldr	q20, [x6, #624]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -16602,18 +16686,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6:
@@ -16621,7 +16707,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -16631,7 +16717,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -16764,13 +16850,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldr	q7, [x7, #16]
+	ldr	q7, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -17018,13 +17104,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -17091,7 +17177,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22:
 	eor	v17.16b, v5.16b, v3.16b
@@ -17381,7 +17467,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #624]
+	ldr	q20, [x6, #624]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -17393,27 +17479,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_6
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_6:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -17428,15 +17515,25 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -17500,10 +17597,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -17574,22 +17671,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -17615,7 +17712,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -17640,7 +17737,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -17686,7 +17783,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -17698,7 +17795,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -17758,10 +17855,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -17832,22 +17929,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -17873,7 +17970,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -17898,7 +17995,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -18050,7 +18147,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #624]
+	ldr	q20, [x6, #624]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -18073,20 +18170,27 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_192:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single192
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -18215,13 +18319,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -18286,9 +18390,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25:
 	eor	v17.16b, v5.16b, v3.16b
@@ -18366,16 +18470,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -18401,7 +18505,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -18579,7 +18683,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #624]
+	ldr	q21, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -18597,18 +18701,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7:
@@ -18616,7 +18722,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -18624,7 +18730,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -18755,13 +18861,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldr	q7, [x7, #16]
+	ldr	q7, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -19007,13 +19113,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -19080,7 +19186,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26:
 	eor	v17.16b, v5.16b, v3.16b
@@ -19371,7 +19477,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #624]
+	ldr	q21, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -19380,27 +19486,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_7
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_7
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_7:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_7
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_7:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_7:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -19411,13 +19518,23 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -19479,10 +19596,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -19553,22 +19670,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -19594,7 +19711,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -19619,7 +19736,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -19666,7 +19783,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -19675,7 +19792,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -19735,10 +19852,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -19809,22 +19926,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -19850,7 +19967,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -19875,7 +19992,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -20028,7 +20145,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #624]
+	ldr	q21, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -20044,15 +20161,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_192:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
-	ldr	s1, [x6, #384]
+	ldr	s1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -20181,13 +20305,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -20252,9 +20376,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29:
 	eor	v17.16b, v5.16b, v3.16b
@@ -20332,16 +20456,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -20367,7 +20491,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -20544,7 +20668,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #624]
+	ldr	q25, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -20581,18 +20705,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_8
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_8:
@@ -20600,14 +20726,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -20737,13 +20863,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v3.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v3.16b, v22.16b, v3.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldr	q7, [x7, #16]
+	ldr	q7, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -20988,13 +21114,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -21061,7 +21187,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_30:
 	eor	v17.16b, v5.16b, v3.16b
@@ -21351,7 +21477,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #624]
+	ldr	q25, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -21360,27 +21486,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_8
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_8:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_5
@@ -21410,12 +21537,12 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -21476,9 +21603,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_31:
 	eor	v17.16b, v5.16b, v3.16b
@@ -21556,16 +21683,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -21591,7 +21718,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -21662,7 +21789,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -21671,7 +21798,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -21731,9 +21858,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_32:
 	eor	v17.16b, v5.16b, v3.16b
@@ -21811,16 +21938,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -21846,7 +21973,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -22023,7 +22150,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #624]
+	ldr	q25, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -22063,13 +22190,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
 .Laesgen_neon_bitsliced_face_r1_xor_stream_refresh192:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -22199,13 +22326,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #16]
+	ldr	q6, [x6, #16]
 	ldr	q25, [x0, #1536]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -22322,57 +22449,58 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #352]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_top256:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_end256
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh256
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_256
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
-	ldr	s5, [x6, #400]
-	ldr	s6, [x6, #404]
-	ldr	s7, [x6, #408]
-	ldr	s16, [x6, #412]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
+	ldr	s5, [x7, #400]
+	ldr	s6, [x7, #404]
+	ldr	s7, [x7, #408]
+	ldr	s16, [x7, #412]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -22501,13 +22629,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -22572,9 +22700,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_33:
 	eor	v17.16b, v5.16b, v3.16b
@@ -22652,16 +22780,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -22687,7 +22815,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -22871,7 +22999,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -22901,18 +23029,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_9
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_9:
@@ -22920,7 +23050,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -22934,7 +23064,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #560]
+	ldr	q19, [x6, #560]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -23071,13 +23201,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v7.16b, v7.16b, v24.16b
 	eor	v21.16b, v6.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v6.16b, v26.16b, v1.16b
-	ldr	q6, [x7, #16]
+	ldr	q6, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v7.16b, v7.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -23329,13 +23459,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -23402,7 +23532,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_34:
 	eor	v17.16b, v5.16b, v3.16b
@@ -23699,7 +23829,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -23708,27 +23838,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_9
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_9
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_9:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_9
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_9:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_9:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -23751,10 +23882,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_16
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_16:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -23763,7 +23904,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -23831,10 +23972,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -23905,22 +24046,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -23946,7 +24087,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -23971,7 +24112,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -24024,7 +24165,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -24033,7 +24174,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v18.16b, #85
 	movi	v19.16b, #51
 	tbl	v1.16b, {v1.16b}, v17.16b
@@ -24093,10 +24234,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -24167,22 +24308,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -24208,7 +24349,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -24233,7 +24374,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -24392,7 +24533,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -24420,22 +24561,29 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_256:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -24564,13 +24712,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -24635,9 +24783,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_37:
 	eor	v17.16b, v5.16b, v3.16b
@@ -24715,16 +24863,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -24750,7 +24898,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -24927,7 +25075,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -24952,18 +25100,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10:
@@ -24971,7 +25121,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -24981,7 +25131,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -25114,13 +25264,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldr	q7, [x7, #16]
+	ldr	q7, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -25368,13 +25518,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -25441,7 +25591,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_38:
 	eor	v17.16b, v5.16b, v3.16b
@@ -25731,7 +25881,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -25743,27 +25893,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_10
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_17
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_10:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_17:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -25778,15 +25929,25 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_18
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_18:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -25850,10 +26011,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -25924,22 +26085,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -25965,7 +26126,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -25990,7 +26151,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -26036,7 +26197,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -26048,7 +26209,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -26108,10 +26269,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -26182,22 +26343,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -26223,7 +26384,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -26248,7 +26409,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -26400,7 +26561,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -26423,20 +26584,27 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_256:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single256
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -26565,13 +26733,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -26636,9 +26804,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41:
 	eor	v17.16b, v5.16b, v3.16b
@@ -26716,16 +26884,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -26751,7 +26919,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -26929,7 +27097,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -26947,18 +27115,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11:
@@ -26966,7 +27136,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -26974,7 +27144,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -27105,13 +27275,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldr	q7, [x7, #16]
+	ldr	q7, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -27357,13 +27527,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -27430,7 +27600,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42:
 	eor	v17.16b, v5.16b, v3.16b
@@ -27721,7 +27891,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -27730,27 +27900,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_11
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_11
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_19
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_11:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_19:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_11
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_11:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_11:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -27761,13 +27932,23 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_20
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_20:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -27829,10 +28010,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -27903,22 +28084,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -27944,7 +28125,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -27969,7 +28150,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -28016,7 +28197,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -28025,7 +28206,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -28085,10 +28266,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -28159,22 +28340,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -28200,7 +28381,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -28225,7 +28406,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -28378,7 +28559,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -28394,15 +28575,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_256:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
-	ldr	s1, [x6, #384]
+	ldr	s1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -28531,13 +28719,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -28602,9 +28790,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45:
 	eor	v17.16b, v5.16b, v3.16b
@@ -28682,16 +28870,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -28717,7 +28905,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -28894,7 +29082,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -28931,18 +29119,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_12
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_12:
@@ -28950,14 +29140,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -29087,13 +29277,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v29.16b, v29.16b, v3.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v3.16b, v22.16b, v3.16b
-	ldr	q22, [x7]
+	ldr	q22, [x6]
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldr	q7, [x7, #16]
+	ldr	q7, [x6, #16]
 	ldr	q26, [x0, #1536]
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
@@ -29338,13 +29528,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7, #32]
+	ldr	q21, [x6, #32]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #48]
+	ldr	q6, [x6, #48]
 	ldr	q25, [x0, #1664]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -29411,7 +29601,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v18.16b, v28.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_46:
 	eor	v17.16b, v5.16b, v3.16b
@@ -29701,7 +29891,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -29710,27 +29900,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_12
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_21
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_12:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_21:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_8
@@ -29760,12 +29951,12 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -29826,9 +30017,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_47:
 	eor	v17.16b, v5.16b, v3.16b
@@ -29906,16 +30097,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -29941,7 +30132,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -30012,7 +30203,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -30021,7 +30212,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -30081,9 +30272,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_48:
 	eor	v17.16b, v5.16b, v3.16b
@@ -30161,16 +30352,16 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -30196,7 +30387,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -30373,7 +30564,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -30413,13 +30604,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
 .Laesgen_neon_bitsliced_face_r1_xor_stream_refresh256:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -30549,13 +30740,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x7, #16]
+	ldr	q6, [x6, #16]
 	ldr	q25, [x0, #1536]
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
@@ -30672,21 +30863,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #352]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

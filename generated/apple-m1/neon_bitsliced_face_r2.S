@@ -5640,35 +5640,35 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
 .Laesgen_neon_bitsliced_face_r2_xor_stream_aes128:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_top128:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_end128
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh128
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_128
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	ldp	q5, q6, [x6, #448]
-	ldp	q7, q16, [x6, #480]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
+	ldp	q5, q6, [x7, #448]
+	ldp	q7, q16, [x7, #480]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -5728,9 +5728,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round:
 	eor	v17.16b, v5.16b, v3.16b
@@ -5808,16 +5808,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -5843,7 +5843,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -6048,18 +6048,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run:
@@ -6067,7 +6069,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -6081,7 +6083,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #544]
+	ldr	q19, [x6, #544]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -6151,7 +6153,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_2:
 	eor	v18.16b, v5.16b, v3.16b
@@ -6411,7 +6413,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_3:
 	eor	v17.16b, v5.16b, v3.16b
@@ -6708,27 +6710,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -6751,10 +6754,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -6763,7 +6776,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -6831,10 +6844,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -6905,22 +6918,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -6946,7 +6959,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -6971,7 +6984,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -7075,10 +7088,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -7149,22 +7162,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -7190,7 +7203,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -7215,7 +7228,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -7393,20 +7406,27 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_128:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -7466,9 +7486,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6:
 	eor	v17.16b, v5.16b, v3.16b
@@ -7546,16 +7566,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -7581,7 +7601,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -7778,18 +7798,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_2
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_2:
@@ -7797,7 +7819,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -7807,7 +7829,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -7873,7 +7895,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7:
 	eor	v18.16b, v6.16b, v3.16b
@@ -8129,7 +8151,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8:
 	eor	v17.16b, v5.16b, v3.16b
@@ -8426,27 +8448,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_2
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_2
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_2:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_2
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_2:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_2:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -8461,15 +8484,25 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -8533,10 +8566,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -8607,22 +8640,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -8648,7 +8681,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -8673,7 +8706,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -8781,10 +8814,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -8855,22 +8888,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -8896,7 +8929,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -8921,7 +8954,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -9091,19 +9124,26 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_128:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single128
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
-	ldp	q1, q2, [x6, #384]
+	ldp	q1, q2, [x7, #384]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -9163,9 +9203,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11:
 	eor	v17.16b, v5.16b, v3.16b
@@ -9243,16 +9283,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -9278,7 +9318,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -9471,18 +9511,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_3
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_3:
@@ -9490,7 +9532,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -9498,7 +9540,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -9562,7 +9604,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12:
 	eor	v18.16b, v6.16b, v4.16b
@@ -9816,7 +9858,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13:
 	eor	v17.16b, v5.16b, v3.16b
@@ -10113,27 +10155,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -10144,13 +10187,23 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -10212,10 +10265,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -10286,22 +10339,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -10327,7 +10380,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -10352,7 +10405,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -10462,10 +10515,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -10536,22 +10589,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -10577,7 +10630,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -10602,7 +10655,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -10768,15 +10821,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_128:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
-	ldr	q1, [x6, #384]
+	ldr	q1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -10836,9 +10896,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16:
 	eor	v17.16b, v5.16b, v3.16b
@@ -10916,16 +10976,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -10951,7 +11011,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -11163,18 +11223,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_4
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_4:
@@ -11182,14 +11244,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -11252,7 +11314,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17:
 	eor	v18.16b, v6.16b, v4.16b
@@ -11505,7 +11567,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18:
 	eor	v17.16b, v5.16b, v3.16b
@@ -11802,27 +11864,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_4
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_4:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2
@@ -11852,12 +11915,12 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -11918,9 +11981,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19:
 	eor	v17.16b, v5.16b, v3.16b
@@ -11998,16 +12061,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -12033,7 +12096,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -12169,9 +12232,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_20:
 	eor	v17.16b, v5.16b, v3.16b
@@ -12249,16 +12312,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -12284,7 +12347,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -12499,13 +12562,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
 .Laesgen_neon_bitsliced_face_r2_xor_stream_refresh128:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -12568,7 +12631,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1200
 	add	x8, x0, x8
-	add	x9, x7, #96
+	add	x9, x6, #96
 	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21:
 	eor	v17.16b, v5.16b, v3.16b
@@ -12760,53 +12823,54 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_top192:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_end192
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	ldp	q5, q6, [x6, #448]
-	ldp	q7, q16, [x6, #480]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
+	ldp	q5, q6, [x7, #448]
+	ldp	q7, q16, [x7, #480]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -12866,9 +12930,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22:
 	eor	v17.16b, v5.16b, v3.16b
@@ -12946,16 +13010,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -12981,7 +13045,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -13165,7 +13229,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
+	ldr	q17, [x6, #608]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -13195,18 +13259,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_5
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_5:
@@ -13214,7 +13280,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -13228,7 +13294,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #544]
+	ldr	q19, [x6, #544]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -13298,7 +13364,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_23:
 	eor	v18.16b, v5.16b, v3.16b
@@ -13558,7 +13624,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24:
 	eor	v17.16b, v5.16b, v3.16b
@@ -13855,7 +13921,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
+	ldr	q17, [x6, #608]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -13864,27 +13930,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -13907,10 +13974,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -13919,7 +13996,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -13987,10 +14064,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -14061,22 +14138,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -14102,7 +14179,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -14127,7 +14204,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -14231,10 +14308,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -14305,22 +14382,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -14346,7 +14423,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -14371,7 +14448,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -14530,7 +14607,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
+	ldr	q17, [x6, #608]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -14558,20 +14635,27 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_192:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -14631,9 +14715,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27:
 	eor	v17.16b, v5.16b, v3.16b
@@ -14711,16 +14795,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -14746,7 +14830,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -14923,7 +15007,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
+	ldr	q20, [x6, #608]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -14948,18 +15032,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_6
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_6:
@@ -14967,7 +15053,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -14977,7 +15063,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -15043,7 +15129,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28:
 	eor	v18.16b, v6.16b, v3.16b
@@ -15299,7 +15385,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29:
 	eor	v17.16b, v5.16b, v3.16b
@@ -15589,7 +15675,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
+	ldr	q20, [x6, #608]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -15601,27 +15687,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -15636,15 +15723,25 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -15708,10 +15805,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -15782,22 +15879,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -15823,7 +15920,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -15848,7 +15945,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -15956,10 +16053,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -16030,22 +16127,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -16071,7 +16168,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -16096,7 +16193,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -16248,7 +16345,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
+	ldr	q20, [x6, #608]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -16271,19 +16368,26 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_192:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single192
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
-	ldp	q1, q2, [x6, #384]
+	ldp	q1, q2, [x7, #384]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -16343,9 +16447,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32:
 	eor	v17.16b, v5.16b, v3.16b
@@ -16423,16 +16527,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -16458,7 +16562,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -16636,7 +16740,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -16654,18 +16758,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_7
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_7:
@@ -16673,7 +16779,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -16681,7 +16787,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -16745,7 +16851,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33:
 	eor	v18.16b, v6.16b, v4.16b
@@ -16999,7 +17105,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34:
 	eor	v17.16b, v5.16b, v3.16b
@@ -17290,7 +17396,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -17299,27 +17405,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -17330,13 +17437,23 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -17398,10 +17515,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -17472,22 +17589,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -17513,7 +17630,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -17538,7 +17655,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -17648,10 +17765,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -17722,22 +17839,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -17763,7 +17880,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -17788,7 +17905,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -17941,7 +18058,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -17957,15 +18074,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_192:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
-	ldr	q1, [x6, #384]
+	ldr	q1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -18025,9 +18149,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37:
 	eor	v17.16b, v5.16b, v3.16b
@@ -18105,16 +18229,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -18140,7 +18264,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -18317,7 +18441,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	ldr	q25, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -18354,18 +18478,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_8
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_8:
@@ -18373,14 +18499,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -18443,7 +18569,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38:
 	eor	v18.16b, v6.16b, v4.16b
@@ -18696,7 +18822,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39:
 	eor	v17.16b, v5.16b, v3.16b
@@ -18986,7 +19112,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	ldr	q25, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -18995,27 +19121,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_5
@@ -19045,12 +19172,12 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -19111,9 +19238,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_40:
 	eor	v17.16b, v5.16b, v3.16b
@@ -19191,16 +19318,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -19226,7 +19353,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -19362,9 +19489,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_41:
 	eor	v17.16b, v5.16b, v3.16b
@@ -19442,16 +19569,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -19477,7 +19604,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -19654,7 +19781,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	ldr	q25, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -19694,13 +19821,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
 .Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -19763,7 +19890,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1200
 	add	x8, x0, x8
-	add	x9, x7, #96
+	add	x9, x6, #96
 	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_42:
 	eor	v17.16b, v5.16b, v3.16b
@@ -19955,53 +20082,54 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_top256:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_end256
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh256
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	ldp	q5, q6, [x6, #448]
-	ldp	q7, q16, [x6, #480]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
+	ldp	q5, q6, [x7, #448]
+	ldp	q7, q16, [x7, #480]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -20061,9 +20189,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_43:
 	eor	v17.16b, v5.16b, v3.16b
@@ -20141,16 +20269,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -20176,7 +20304,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -20381,18 +20509,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_9
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_9:
@@ -20400,7 +20530,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -20414,7 +20544,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #544]
+	ldr	q19, [x6, #544]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -20484,7 +20614,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_44:
 	eor	v18.16b, v5.16b, v3.16b
@@ -20744,7 +20874,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_45:
 	eor	v17.16b, v5.16b, v3.16b
@@ -21041,27 +21171,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -21084,10 +21215,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_16
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_16:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -21096,7 +21237,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -21164,10 +21305,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -21238,22 +21379,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -21279,7 +21420,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -21304,7 +21445,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -21408,10 +21549,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -21482,22 +21623,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -21523,7 +21664,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -21548,7 +21689,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -21726,20 +21867,27 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_256:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -21799,9 +21947,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48:
 	eor	v17.16b, v5.16b, v3.16b
@@ -21879,16 +22027,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -21914,7 +22062,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -22111,18 +22259,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_10
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_10:
@@ -22130,7 +22280,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -22140,7 +22290,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -22206,7 +22356,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49:
 	eor	v18.16b, v6.16b, v3.16b
@@ -22462,7 +22612,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50:
 	eor	v17.16b, v5.16b, v3.16b
@@ -22759,27 +22909,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_17
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_17:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -22794,15 +22945,25 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_18
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_18:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -22866,10 +23027,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -22940,22 +23101,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -22981,7 +23142,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -23006,7 +23167,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -23114,10 +23275,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -23188,22 +23349,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -23229,7 +23390,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -23254,7 +23415,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -23424,19 +23585,26 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_256:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single256
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
-	ldp	q1, q2, [x6, #384]
+	ldp	q1, q2, [x7, #384]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -23496,9 +23664,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53:
 	eor	v17.16b, v5.16b, v3.16b
@@ -23576,16 +23744,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -23611,7 +23779,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -23804,18 +23972,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_11
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_11:
@@ -23823,7 +23993,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -23831,7 +24001,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -23895,7 +24065,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54:
 	eor	v18.16b, v6.16b, v4.16b
@@ -24149,7 +24319,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55:
 	eor	v17.16b, v5.16b, v3.16b
@@ -24446,27 +24616,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_19
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_19:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -24477,13 +24648,23 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_20
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_20:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -24545,10 +24726,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -24619,22 +24800,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -24660,7 +24841,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -24685,7 +24866,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -24795,10 +24976,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -24869,22 +25050,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x10], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x9], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x9], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x9], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -24910,7 +25091,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x9], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -24935,7 +25116,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -25101,15 +25282,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_256:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
-	ldr	q1, [x6, #384]
+	ldr	q1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -25169,9 +25357,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58:
 	eor	v17.16b, v5.16b, v3.16b
@@ -25249,16 +25437,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -25284,7 +25472,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -25496,18 +25684,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_12
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_12:
@@ -25515,14 +25705,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -25585,7 +25775,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59:
 	eor	v18.16b, v6.16b, v4.16b
@@ -25838,7 +26028,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_60:
 	eor	v17.16b, v5.16b, v3.16b
@@ -26135,27 +26325,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_12
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_21
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_12:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_21:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8
@@ -26185,12 +26376,12 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -26251,9 +26442,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_61:
 	eor	v17.16b, v5.16b, v3.16b
@@ -26331,16 +26522,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -26366,7 +26557,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -26502,9 +26693,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_62:
 	eor	v17.16b, v5.16b, v3.16b
@@ -26582,16 +26773,16 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x7], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x7], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x7], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -26617,7 +26808,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -26832,13 +27023,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
 .Laesgen_neon_bitsliced_face_r2_xor_stream_refresh256:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -26901,7 +27092,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1200
 	add	x8, x0, x8
-	add	x9, x7, #96
+	add	x9, x6, #96
 	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_63:
 	eor	v17.16b, v5.16b, v3.16b
@@ -27093,21 +27284,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

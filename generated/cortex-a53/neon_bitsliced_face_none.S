@@ -6265,23 +6265,23 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_return
 .Laesgen_neon_bitsliced_face_none_xor_stream_aes128:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_none_xor_stream_top128:
 	cbz	x3, .Laesgen_neon_bitsliced_face_none_xor_stream_end128
 .Laesgen_neon_bitsliced_face_none_xor_stream_window_ok128:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_128
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_128
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast8_128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -6350,9 +6350,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round:
 	eor	v17.16b, v16.16b, v2.16b
@@ -6437,7 +6437,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -6449,18 +6449,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -6523,9 +6523,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_2:
 	eor	v17.16b, v16.16b, v2.16b
@@ -6610,7 +6610,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -6622,18 +6622,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -6873,7 +6873,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
+	ldr	q17, [x6, #608]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -6905,12 +6905,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_128
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_128
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast4_128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -6975,9 +6975,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_3:
 	eor	v17.16b, v16.16b, v2.16b
@@ -7062,7 +7062,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -7074,18 +7074,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -7148,9 +7148,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_3
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_4:
 	eor	v17.16b, v16.16b, v2.16b
@@ -7235,7 +7235,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -7247,18 +7247,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -7491,7 +7491,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
+	ldr	q20, [x6, #608]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -7518,12 +7518,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single128
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single128
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast2_128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
@@ -7586,9 +7586,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_5:
 	eor	v17.16b, v16.16b, v2.16b
@@ -7673,7 +7673,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -7685,18 +7685,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -7759,9 +7759,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_5
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_6:
 	eor	v17.16b, v16.16b, v2.16b
@@ -7846,7 +7846,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -7858,18 +7858,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -8103,7 +8103,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -8121,9 +8121,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_top128
 .Laesgen_neon_bitsliced_face_none_xor_stream_single128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q5, [x0]
 	movi	v2.2d, #0x0000000000000000
@@ -8185,9 +8185,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_7:
 	eor	v17.16b, v16.16b, v2.16b
@@ -8272,7 +8272,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -8284,18 +8284,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -8358,9 +8358,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_7
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_8:
 	eor	v17.16b, v16.16b, v2.16b
@@ -8445,7 +8445,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -8457,18 +8457,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -8701,7 +8701,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	ldr	q25, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -8742,23 +8742,23 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_return
 .Laesgen_neon_bitsliced_face_none_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_none_xor_stream_top192:
 	cbz	x3, .Laesgen_neon_bitsliced_face_none_xor_stream_end192
 .Laesgen_neon_bitsliced_face_none_xor_stream_window_ok192:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_192
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_192
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast8_192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -8827,9 +8827,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_9:
 	eor	v17.16b, v16.16b, v2.16b
@@ -8914,7 +8914,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -8926,18 +8926,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -9000,9 +9000,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_9
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_10:
 	eor	v17.16b, v16.16b, v2.16b
@@ -9087,7 +9087,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -9099,18 +9099,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -9373,12 +9373,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_192
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_192
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast4_192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -9443,9 +9443,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_11:
 	eor	v17.16b, v16.16b, v2.16b
@@ -9530,7 +9530,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -9542,18 +9542,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -9616,9 +9616,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_11
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_12:
 	eor	v17.16b, v16.16b, v2.16b
@@ -9703,7 +9703,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -9715,18 +9715,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -9981,12 +9981,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single192
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single192
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast2_192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
@@ -10049,9 +10049,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_13:
 	eor	v17.16b, v16.16b, v2.16b
@@ -10136,7 +10136,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -10148,18 +10148,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -10222,9 +10222,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_13
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_14:
 	eor	v17.16b, v16.16b, v2.16b
@@ -10309,7 +10309,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -10321,18 +10321,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -10581,9 +10581,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_top192
 .Laesgen_neon_bitsliced_face_none_xor_stream_single192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q5, [x0]
 	movi	v2.2d, #0x0000000000000000
@@ -10645,9 +10645,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_15:
 	eor	v17.16b, v16.16b, v2.16b
@@ -10732,7 +10732,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -10744,18 +10744,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -10818,9 +10818,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_15
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_16:
 	eor	v17.16b, v16.16b, v2.16b
@@ -10905,7 +10905,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -10917,18 +10917,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -11200,23 +11200,23 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_return
 .Laesgen_neon_bitsliced_face_none_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_none_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_none_xor_stream_top256:
 	cbz	x3, .Laesgen_neon_bitsliced_face_none_xor_stream_end256
 .Laesgen_neon_bitsliced_face_none_xor_stream_window_ok256:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_256
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_256
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast8_256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -11285,9 +11285,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_17:
 	eor	v17.16b, v16.16b, v2.16b
@@ -11372,7 +11372,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -11384,18 +11384,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -11458,9 +11458,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_17
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_18:
 	eor	v17.16b, v16.16b, v2.16b
@@ -11545,7 +11545,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -11557,18 +11557,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -11808,7 +11808,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
+	ldr	q17, [x6, #608]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -11840,12 +11840,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_256
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_256
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast4_256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
@@ -11910,9 +11910,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_19:
 	eor	v17.16b, v16.16b, v2.16b
@@ -11997,7 +11997,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -12009,18 +12009,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -12083,9 +12083,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_19
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_20:
 	eor	v17.16b, v16.16b, v2.16b
@@ -12170,7 +12170,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -12182,18 +12182,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -12426,7 +12426,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
+	ldr	q20, [x6, #608]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -12453,12 +12453,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 .Laesgen_neon_bitsliced_face_none_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single256
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single256
 .Laesgen_neon_bitsliced_face_none_xor_stream_fast2_256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
@@ -12521,9 +12521,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_21:
 	eor	v17.16b, v16.16b, v2.16b
@@ -12608,7 +12608,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -12620,18 +12620,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -12694,9 +12694,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_21
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_22:
 	eor	v17.16b, v16.16b, v2.16b
@@ -12781,7 +12781,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -12793,18 +12793,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -13038,7 +13038,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -13056,9 +13056,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_none_xor_stream_top256
 .Laesgen_neon_bitsliced_face_none_xor_stream_single256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q5, [x0]
 	movi	v2.2d, #0x0000000000000000
@@ -13120,9 +13120,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #512
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #512
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_23:
 	eor	v17.16b, v16.16b, v2.16b
@@ -13207,7 +13207,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -13219,18 +13219,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -13293,9 +13293,9 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_23
-	mov	x6, #768
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #768
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_24:
 	eor	v17.16b, v16.16b, v2.16b
@@ -13380,7 +13380,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -13392,18 +13392,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -13636,7 +13636,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	ldr	q25, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b

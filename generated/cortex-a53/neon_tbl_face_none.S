@@ -1202,22 +1202,22 @@ aesgen_neon_tbl_face_none_xor_stream:
 	movi	v24.16b, #64
 	movi	v25.16b, #27
 	mov	x6, #384
-	add	x7, x0, x6
+	add	x6, x0, x6
 	movi	v26.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v26.b[15], w6
+	mov	w7, #1
+	mov	v26.b[15], w7
 .Laesgen_neon_tbl_face_none_xor_stream_top128:
 	cbz	x3, .Laesgen_neon_tbl_face_none_xor_stream_end128
 .Laesgen_neon_tbl_face_none_xor_stream_window_ok128:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_try2_128
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_try2_128
 .Laesgen_neon_tbl_face_none_xor_stream_fast4_128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
@@ -1230,8 +1230,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	trn1	v28.8h, v8.8h, v30.8h
 	trn2	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -1265,8 +1265,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1325,8 +1325,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1393,8 +1393,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -1453,8 +1453,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1513,8 +1513,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1573,8 +1573,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1633,8 +1633,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1693,8 +1693,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1753,8 +1753,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1819,9 +1819,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -1847,12 +1847,12 @@ aesgen_neon_tbl_face_none_xor_stream:
 .Laesgen_neon_tbl_face_none_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_single128
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_single128
 .Laesgen_neon_tbl_face_none_xor_stream_fast2_128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v29.16b, v27.16b, v28.16b
@@ -1863,8 +1863,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -1898,8 +1898,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1958,8 +1958,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2026,8 +2026,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2086,8 +2086,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2146,8 +2146,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2206,8 +2206,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2266,8 +2266,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2326,8 +2326,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2386,8 +2386,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2439,9 +2439,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -2456,9 +2456,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_none_xor_stream_top128
 .Laesgen_neon_tbl_face_none_xor_stream_single128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -2468,8 +2468,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -2503,8 +2503,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2563,8 +2563,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2631,8 +2631,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2691,8 +2691,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2751,8 +2751,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2811,8 +2811,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2871,8 +2871,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2931,8 +2931,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2991,8 +2991,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3037,9 +3037,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -3085,22 +3085,22 @@ aesgen_neon_tbl_face_none_xor_stream:
 	movi	v24.16b, #64
 	movi	v25.16b, #27
 	mov	x6, #384
-	add	x7, x0, x6
+	add	x6, x0, x6
 	movi	v26.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v26.b[15], w6
+	mov	w7, #1
+	mov	v26.b[15], w7
 .Laesgen_neon_tbl_face_none_xor_stream_top192:
 	cbz	x3, .Laesgen_neon_tbl_face_none_xor_stream_end192
 .Laesgen_neon_tbl_face_none_xor_stream_window_ok192:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_try2_192
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_try2_192
 .Laesgen_neon_tbl_face_none_xor_stream_fast4_192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
@@ -3113,8 +3113,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	trn1	v28.8h, v8.8h, v30.8h
 	trn2	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -3148,8 +3148,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3208,8 +3208,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3276,8 +3276,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -3336,8 +3336,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3396,8 +3396,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3456,8 +3456,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3516,8 +3516,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3576,8 +3576,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3636,8 +3636,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3696,8 +3696,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3756,8 +3756,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3822,9 +3822,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -3850,12 +3850,12 @@ aesgen_neon_tbl_face_none_xor_stream:
 .Laesgen_neon_tbl_face_none_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_single192
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_single192
 .Laesgen_neon_tbl_face_none_xor_stream_fast2_192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v29.16b, v27.16b, v28.16b
@@ -3866,8 +3866,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -3901,8 +3901,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3961,8 +3961,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4029,8 +4029,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4089,8 +4089,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4149,8 +4149,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4209,8 +4209,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4269,8 +4269,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4329,8 +4329,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4389,8 +4389,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4449,8 +4449,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4509,8 +4509,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4562,9 +4562,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -4579,9 +4579,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_none_xor_stream_top192
 .Laesgen_neon_tbl_face_none_xor_stream_single192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -4591,8 +4591,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -4626,8 +4626,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4686,8 +4686,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4754,8 +4754,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4814,8 +4814,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4874,8 +4874,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4934,8 +4934,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4994,8 +4994,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5054,8 +5054,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5114,8 +5114,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5174,8 +5174,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5234,8 +5234,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5280,9 +5280,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -5328,22 +5328,22 @@ aesgen_neon_tbl_face_none_xor_stream:
 	movi	v24.16b, #64
 	movi	v25.16b, #27
 	mov	x6, #384
-	add	x7, x0, x6
+	add	x6, x0, x6
 	movi	v26.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v26.b[15], w6
+	mov	w7, #1
+	mov	v26.b[15], w7
 .Laesgen_neon_tbl_face_none_xor_stream_top256:
 	cbz	x3, .Laesgen_neon_tbl_face_none_xor_stream_end256
 .Laesgen_neon_tbl_face_none_xor_stream_window_ok256:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_try2_256
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_try2_256
 .Laesgen_neon_tbl_face_none_xor_stream_fast4_256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
@@ -5356,8 +5356,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	trn1	v28.8h, v8.8h, v30.8h
 	trn2	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -5391,8 +5391,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5451,8 +5451,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5519,8 +5519,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -5579,8 +5579,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5639,8 +5639,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5699,8 +5699,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5759,8 +5759,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5819,8 +5819,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5879,8 +5879,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5939,8 +5939,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5999,8 +5999,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6059,8 +6059,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6119,8 +6119,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6185,9 +6185,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -6213,12 +6213,12 @@ aesgen_neon_tbl_face_none_xor_stream:
 .Laesgen_neon_tbl_face_none_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_single256
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_single256
 .Laesgen_neon_tbl_face_none_xor_stream_fast2_256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v29.16b, v27.16b, v28.16b
@@ -6229,8 +6229,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -6264,8 +6264,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6324,8 +6324,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6392,8 +6392,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6452,8 +6452,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6512,8 +6512,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6572,8 +6572,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6632,8 +6632,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6692,8 +6692,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6752,8 +6752,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6812,8 +6812,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6872,8 +6872,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6932,8 +6932,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6992,8 +6992,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7045,9 +7045,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -7062,9 +7062,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_none_xor_stream_top256
 .Laesgen_neon_tbl_face_none_xor_stream_single256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -7074,8 +7074,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -7109,8 +7109,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7169,8 +7169,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7237,8 +7237,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7297,8 +7297,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7357,8 +7357,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7417,8 +7417,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7477,8 +7477,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7537,8 +7537,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7597,8 +7597,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7657,8 +7657,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7717,8 +7717,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7777,8 +7777,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7837,8 +7837,8 @@ aesgen_neon_tbl_face_none_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7883,9 +7883,9 @@ aesgen_neon_tbl_face_none_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_none_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b

@@ -1203,34 +1203,34 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	movi	v24.16b, #64
 	movi	v25.16b, #27
 	mov	x6, #1408
-	add	x7, x0, x6
+	add	x6, x0, x6
 	movi	v26.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v26.b[15], w6
+	mov	w7, #1
+	mov	v26.b[15], w7
 .Laesgen_neon_tbl_face_r1_xor_stream_top128:
 	cbz	x3, .Laesgen_neon_tbl_face_r1_xor_stream_end128
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_refresh128
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_refresh128
 .Laesgen_neon_tbl_face_r1_xor_stream_window_ok128:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_try2_128
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_try2_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill4_128
 .Laesgen_neon_tbl_face_r1_xor_stream_fast4_128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q31, [x0, #352]
-	ldr	s27, [x6, #384]
-	ldr	s28, [x6, #388]
-	ldr	s29, [x6, #392]
-	ldr	s30, [x6, #396]
+	ldr	s27, [x7, #384]
+	ldr	s28, [x7, #388]
+	ldr	s29, [x7, #392]
+	ldr	s30, [x7, #396]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v31.16b
 	eor	v29.16b, v29.16b, v31.16b
@@ -1272,8 +1272,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q29, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1340,8 +1340,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -1400,8 +1400,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1460,8 +1460,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1520,8 +1520,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1580,8 +1580,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1640,8 +1640,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1700,8 +1700,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1766,9 +1766,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -1792,18 +1792,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
 .Laesgen_neon_tbl_face_r1_xor_stream_fill4_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast4_128
 .Laesgen_neon_tbl_face_r1_xor_stream_outside_run:
@@ -1811,7 +1813,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent4_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q31, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -1828,8 +1830,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v9.8h, v30.8h
 	trn2	v29.8h, v8.8h, v10.8h
 	trn2	v30.8h, v9.8h, v30.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v29.16b, v29.16b, v10.16b
@@ -1863,8 +1865,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -1939,8 +1941,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2007,8 +2009,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -2067,8 +2069,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2127,8 +2129,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2187,8 +2189,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2247,8 +2249,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2307,8 +2309,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2367,8 +2369,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2446,27 +2448,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	eor	v30.16b, v30.16b, v27.16b
 	eor	v31.16b, v31.16b, v27.16b
 	eor	v8.16b, v8.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_keep
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r1_xor_stream_run_keep:
+.Laesgen_neon_tbl_face_r1_xor_stream_keep:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done
 .Laesgen_neon_tbl_face_r1_xor_stream_run_grown:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done
 .Laesgen_neon_tbl_face_r1_xor_stream_run_restart:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done:
 	ldp	q27, q28, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -2481,10 +2484,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
 .Laesgen_neon_tbl_face_r1_xor_stream_spent4_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_keep_2
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_2:
+	sub	x8, x8, #4
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_again4_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
 	add	v30.16b, v29.16b, v26.16b
@@ -2496,8 +2509,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v8.8h, v30.8h
 	trn2	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -2531,8 +2544,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2591,8 +2604,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2659,8 +2672,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -2719,8 +2732,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2779,8 +2792,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2839,8 +2852,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2899,8 +2912,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2959,8 +2972,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3019,8 +3032,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3085,9 +3098,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -3109,20 +3122,27 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_next4_128
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_next4_128:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_top128
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_top128
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_again4_128
 .Laesgen_neon_tbl_face_r1_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_single128
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_single128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill2_128
 .Laesgen_neon_tbl_face_r1_xor_stream_fast2_128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q29, [x0, #352]
-	ldr	s27, [x6, #384]
-	ldr	s28, [x6, #388]
+	ldr	s27, [x7, #384]
+	ldr	s28, [x7, #388]
 	eor	v27.16b, v27.16b, v29.16b
 	eor	v28.16b, v28.16b, v29.16b
 	trn1	v29.16b, v27.16b, v28.16b
@@ -3162,8 +3182,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q29, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3230,8 +3250,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3290,8 +3310,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3350,8 +3370,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3410,8 +3430,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3470,8 +3490,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3530,8 +3550,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3590,8 +3610,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3643,9 +3663,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -3660,18 +3680,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
 .Laesgen_neon_tbl_face_r1_xor_stream_fill2_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_2
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast2_128
 .Laesgen_neon_tbl_face_r1_xor_stream_outside_run_2:
@@ -3679,7 +3701,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent2_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q29, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -3694,8 +3716,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -3729,8 +3751,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -3801,8 +3823,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v8.16b, v9.16b
@@ -3869,8 +3891,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3929,8 +3951,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3989,8 +4011,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4049,8 +4071,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4109,8 +4131,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4169,8 +4191,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4229,8 +4251,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4290,27 +4312,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbl	v28.16b, {v30.16b}, v28.16b
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_2
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_2
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_2:
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_2
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_2
 .Laesgen_neon_tbl_face_r1_xor_stream_run_grown_2:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_2
 .Laesgen_neon_tbl_face_r1_xor_stream_run_restart_2:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done_2:
 	ldp	q27, q30, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -4321,10 +4344,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
 .Laesgen_neon_tbl_face_r1_xor_stream_spent2_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_keep_4
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_4:
+	sub	x8, x8, #2
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_again2_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v29.16b, v27.16b, v28.16b
 	trn2	v30.16b, v27.16b, v28.16b
@@ -4334,8 +4367,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -4369,8 +4402,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4429,8 +4462,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4497,8 +4530,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4557,8 +4590,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4617,8 +4650,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4677,8 +4710,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4737,8 +4770,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4797,8 +4830,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4857,8 +4890,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4910,9 +4943,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -4925,15 +4958,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_next2_128
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_next2_128:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_top128
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_top128
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_again2_128
 .Laesgen_neon_tbl_face_r1_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_single_fill128
 .Laesgen_neon_tbl_face_r1_xor_stream_single_fast128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q28, [x0, #352]
-	ldr	s27, [x6, #384]
+	ldr	s27, [x7, #384]
 	eor	v27.16b, v27.16b, v28.16b
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -4972,8 +5012,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q29, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5040,8 +5080,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5100,8 +5140,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5160,8 +5200,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5220,8 +5260,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5280,8 +5320,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5340,8 +5380,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5400,8 +5440,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5446,9 +5486,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -5481,18 +5521,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_end128
 .Laesgen_neon_tbl_face_r1_xor_stream_single_fill128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_3
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_single_fast128
 .Laesgen_neon_tbl_face_r1_xor_stream_outside_run_3:
@@ -5500,7 +5542,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_single_spent128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q28, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -5514,8 +5556,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -5549,8 +5591,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -5619,8 +5661,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v8.16b, v9.16b
@@ -5687,8 +5729,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5747,8 +5789,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5807,8 +5849,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5867,8 +5909,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5927,8 +5969,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5987,8 +6029,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6047,8 +6089,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6099,27 +6141,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_3
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_3
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_keep_5
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_3:
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_5:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_3
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_3
 .Laesgen_neon_tbl_face_r1_xor_stream_run_grown_3:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_3
 .Laesgen_neon_tbl_face_r1_xor_stream_run_restart_3:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done_3:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
@@ -6150,9 +6193,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_end128
 .Laesgen_neon_tbl_face_r1_xor_stream_single_spent128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -6162,8 +6205,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -6197,8 +6240,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6257,8 +6300,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6325,8 +6368,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6385,8 +6428,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6445,8 +6488,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6505,8 +6548,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6565,8 +6608,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6625,8 +6668,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6685,8 +6728,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6731,9 +6774,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -6769,9 +6812,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_return
 .Laesgen_neon_tbl_face_r1_xor_stream_refresh128:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d27, x8
 	mov	v27.d[1], x9
 	trn1	v29.16b, v27.16b, v27.16b
@@ -6782,8 +6825,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -6817,8 +6860,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6857,21 +6900,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v28.8h, v31.8h, v9.8h
 	trn2	v28.8h, v8.8h, v29.8h
 	str	q27, [x0, #352]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_restart
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok128
 .Laesgen_neon_tbl_face_r1_xor_stream_restart:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok128
 .Laesgen_neon_tbl_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -6884,34 +6928,34 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	movi	v24.16b, #64
 	movi	v25.16b, #27
 	mov	x6, #1408
-	add	x7, x0, x6
+	add	x6, x0, x6
 	movi	v26.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v26.b[15], w6
+	mov	w7, #1
+	mov	v26.b[15], w7
 .Laesgen_neon_tbl_face_r1_xor_stream_top192:
 	cbz	x3, .Laesgen_neon_tbl_face_r1_xor_stream_end192
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_refresh192
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_refresh192
 .Laesgen_neon_tbl_face_r1_xor_stream_window_ok192:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_try2_192
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_try2_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill4_192
 .Laesgen_neon_tbl_face_r1_xor_stream_fast4_192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q31, [x0, #352]
-	ldr	s27, [x6, #384]
-	ldr	s28, [x6, #388]
-	ldr	s29, [x6, #392]
-	ldr	s30, [x6, #396]
+	ldr	s27, [x7, #384]
+	ldr	s28, [x7, #388]
+	ldr	s29, [x7, #392]
+	ldr	s30, [x7, #396]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v31.16b
 	eor	v29.16b, v29.16b, v31.16b
@@ -6953,8 +6997,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q29, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7021,8 +7065,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -7081,8 +7125,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7141,8 +7185,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7201,8 +7245,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7261,8 +7305,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7321,8 +7365,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7381,8 +7425,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7441,8 +7485,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7501,8 +7545,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7567,9 +7611,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -7593,18 +7637,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
 .Laesgen_neon_tbl_face_r1_xor_stream_fill4_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_4
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast4_192
 .Laesgen_neon_tbl_face_r1_xor_stream_outside_run_4:
@@ -7612,7 +7658,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent4_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q31, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -7629,8 +7675,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v9.8h, v30.8h
 	trn2	v29.8h, v8.8h, v10.8h
 	trn2	v30.8h, v9.8h, v30.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v29.16b, v29.16b, v10.16b
@@ -7664,8 +7710,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -7740,8 +7786,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7808,8 +7854,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -7868,8 +7914,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7928,8 +7974,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7988,8 +8034,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8048,8 +8094,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8108,8 +8154,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8168,8 +8214,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8228,8 +8274,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8288,8 +8334,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8367,27 +8413,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	eor	v30.16b, v30.16b, v27.16b
 	eor	v31.16b, v31.16b, v27.16b
 	eor	v8.16b, v8.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_4
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_4
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_keep_6
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_4:
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_6:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_4
 .Laesgen_neon_tbl_face_r1_xor_stream_run_grown_4:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_4
 .Laesgen_neon_tbl_face_r1_xor_stream_run_restart_4:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done_4:
 	ldp	q27, q28, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -8402,10 +8449,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
 .Laesgen_neon_tbl_face_r1_xor_stream_spent4_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_keep_7
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_7:
+	sub	x8, x8, #4
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_again4_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
 	add	v30.16b, v29.16b, v26.16b
@@ -8417,8 +8474,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v8.8h, v30.8h
 	trn2	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -8452,8 +8509,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8512,8 +8569,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8580,8 +8637,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -8640,8 +8697,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8700,8 +8757,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8760,8 +8817,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8820,8 +8877,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8880,8 +8937,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8940,8 +8997,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9000,8 +9057,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9060,8 +9117,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9126,9 +9183,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -9150,20 +9207,27 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_next4_192
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_next4_192:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_top192
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_top192
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_again4_192
 .Laesgen_neon_tbl_face_r1_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_single192
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_single192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill2_192
 .Laesgen_neon_tbl_face_r1_xor_stream_fast2_192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q29, [x0, #352]
-	ldr	s27, [x6, #384]
-	ldr	s28, [x6, #388]
+	ldr	s27, [x7, #384]
+	ldr	s28, [x7, #388]
 	eor	v27.16b, v27.16b, v29.16b
 	eor	v28.16b, v28.16b, v29.16b
 	trn1	v29.16b, v27.16b, v28.16b
@@ -9203,8 +9267,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q29, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9271,8 +9335,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9331,8 +9395,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9391,8 +9455,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9451,8 +9515,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9511,8 +9575,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9571,8 +9635,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9631,8 +9695,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9691,8 +9755,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9751,8 +9815,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9804,9 +9868,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -9821,18 +9885,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
 .Laesgen_neon_tbl_face_r1_xor_stream_fill2_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_5
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast2_192
 .Laesgen_neon_tbl_face_r1_xor_stream_outside_run_5:
@@ -9840,7 +9906,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent2_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q29, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -9855,8 +9921,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -9890,8 +9956,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -9962,8 +10028,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v8.16b, v9.16b
@@ -10030,8 +10096,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10090,8 +10156,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10150,8 +10216,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10210,8 +10276,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10270,8 +10336,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10330,8 +10396,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10390,8 +10456,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10450,8 +10516,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10510,8 +10576,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10571,27 +10637,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbl	v28.16b, {v30.16b}, v28.16b
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_5
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_5
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_keep_8
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_5:
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_8:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_5
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_5
 .Laesgen_neon_tbl_face_r1_xor_stream_run_grown_5:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_5
 .Laesgen_neon_tbl_face_r1_xor_stream_run_restart_5:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done_5:
 	ldp	q27, q30, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -10602,10 +10669,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
 .Laesgen_neon_tbl_face_r1_xor_stream_spent2_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_keep_9
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_9:
+	sub	x8, x8, #2
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_again2_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v29.16b, v27.16b, v28.16b
 	trn2	v30.16b, v27.16b, v28.16b
@@ -10615,8 +10692,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -10650,8 +10727,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10710,8 +10787,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10778,8 +10855,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10838,8 +10915,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10898,8 +10975,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10958,8 +11035,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11018,8 +11095,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11078,8 +11155,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11138,8 +11215,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11198,8 +11275,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11258,8 +11335,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11311,9 +11388,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -11326,15 +11403,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_next2_192
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_next2_192:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_top192
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_top192
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_again2_192
 .Laesgen_neon_tbl_face_r1_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_single_fill192
 .Laesgen_neon_tbl_face_r1_xor_stream_single_fast192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q28, [x0, #352]
-	ldr	s27, [x6, #384]
+	ldr	s27, [x7, #384]
 	eor	v27.16b, v27.16b, v28.16b
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -11373,8 +11457,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q29, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11441,8 +11525,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11501,8 +11585,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11561,8 +11645,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11621,8 +11705,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11681,8 +11765,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11741,8 +11825,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11801,8 +11885,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11861,8 +11945,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11921,8 +12005,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11967,9 +12051,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -12002,18 +12086,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_end192
 .Laesgen_neon_tbl_face_r1_xor_stream_single_fill192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_6
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_single_fast192
 .Laesgen_neon_tbl_face_r1_xor_stream_outside_run_6:
@@ -12021,7 +12107,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_single_spent192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q28, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -12035,8 +12121,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -12070,8 +12156,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -12140,8 +12226,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v8.16b, v9.16b
@@ -12208,8 +12294,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12268,8 +12354,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12328,8 +12414,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12388,8 +12474,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12448,8 +12534,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12508,8 +12594,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12568,8 +12654,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12628,8 +12714,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12688,8 +12774,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12740,27 +12826,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_6
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_6
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_keep_10
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_6:
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_10:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_6
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_6
 .Laesgen_neon_tbl_face_r1_xor_stream_run_grown_6:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_6
 .Laesgen_neon_tbl_face_r1_xor_stream_run_restart_6:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done_6:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
@@ -12791,9 +12878,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_end192
 .Laesgen_neon_tbl_face_r1_xor_stream_single_spent192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -12803,8 +12890,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -12838,8 +12925,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12898,8 +12985,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12966,8 +13053,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13026,8 +13113,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13086,8 +13173,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13146,8 +13233,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13206,8 +13293,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13266,8 +13353,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13326,8 +13413,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13386,8 +13473,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13446,8 +13533,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13492,9 +13579,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -13530,9 +13617,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_return
 .Laesgen_neon_tbl_face_r1_xor_stream_refresh192:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d27, x8
 	mov	v27.d[1], x9
 	trn1	v29.16b, v27.16b, v27.16b
@@ -13543,8 +13630,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -13578,8 +13665,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13618,21 +13705,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v28.8h, v31.8h, v9.8h
 	trn2	v28.8h, v8.8h, v29.8h
 	str	q27, [x0, #352]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_restart_2
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok192
 .Laesgen_neon_tbl_face_r1_xor_stream_restart_2:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok192
 .Laesgen_neon_tbl_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -13645,34 +13733,34 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	movi	v24.16b, #64
 	movi	v25.16b, #27
 	mov	x6, #1408
-	add	x7, x0, x6
+	add	x6, x0, x6
 	movi	v26.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v26.b[15], w6
+	mov	w7, #1
+	mov	v26.b[15], w7
 .Laesgen_neon_tbl_face_r1_xor_stream_top256:
 	cbz	x3, .Laesgen_neon_tbl_face_r1_xor_stream_end256
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_refresh256
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_refresh256
 .Laesgen_neon_tbl_face_r1_xor_stream_window_ok256:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_try2_256
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_try2_256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill4_256
 .Laesgen_neon_tbl_face_r1_xor_stream_fast4_256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q31, [x0, #352]
-	ldr	s27, [x6, #384]
-	ldr	s28, [x6, #388]
-	ldr	s29, [x6, #392]
-	ldr	s30, [x6, #396]
+	ldr	s27, [x7, #384]
+	ldr	s28, [x7, #388]
+	ldr	s29, [x7, #392]
+	ldr	s30, [x7, #396]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v31.16b
 	eor	v29.16b, v29.16b, v31.16b
@@ -13714,8 +13802,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q29, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13782,8 +13870,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -13842,8 +13930,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13902,8 +13990,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13962,8 +14050,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14022,8 +14110,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14082,8 +14170,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14142,8 +14230,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14202,8 +14290,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14262,8 +14350,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14322,8 +14410,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14382,8 +14470,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14448,9 +14536,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -14474,18 +14562,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
 .Laesgen_neon_tbl_face_r1_xor_stream_fill4_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_7
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast4_256
 .Laesgen_neon_tbl_face_r1_xor_stream_outside_run_7:
@@ -14493,7 +14583,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent4_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q31, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -14510,8 +14600,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v9.8h, v30.8h
 	trn2	v29.8h, v8.8h, v10.8h
 	trn2	v30.8h, v9.8h, v30.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v29.16b, v29.16b, v10.16b
@@ -14545,8 +14635,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -14621,8 +14711,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14689,8 +14779,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -14749,8 +14839,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14809,8 +14899,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14869,8 +14959,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14929,8 +15019,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14989,8 +15079,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15049,8 +15139,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15109,8 +15199,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15169,8 +15259,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15229,8 +15319,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15289,8 +15379,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15368,27 +15458,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	eor	v30.16b, v30.16b, v27.16b
 	eor	v31.16b, v31.16b, v27.16b
 	eor	v8.16b, v8.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_7
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_7
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_keep_11
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_7:
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_11:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_7
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_7
 .Laesgen_neon_tbl_face_r1_xor_stream_run_grown_7:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_7
 .Laesgen_neon_tbl_face_r1_xor_stream_run_restart_7:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done_7:
 	ldp	q27, q28, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -15403,10 +15494,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
 .Laesgen_neon_tbl_face_r1_xor_stream_spent4_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_keep_12
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_12:
+	sub	x8, x8, #4
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_again4_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
 	add	v30.16b, v29.16b, v26.16b
@@ -15418,8 +15519,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v8.8h, v30.8h
 	trn2	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -15453,8 +15554,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15513,8 +15614,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15581,8 +15682,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -15641,8 +15742,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15701,8 +15802,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15761,8 +15862,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15821,8 +15922,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15881,8 +15982,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15941,8 +16042,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16001,8 +16102,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16061,8 +16162,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16121,8 +16222,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16181,8 +16282,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16247,9 +16348,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -16271,20 +16372,27 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_next4_256
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_next4_256:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_top256
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_top256
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_again4_256
 .Laesgen_neon_tbl_face_r1_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_single256
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_single256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill2_256
 .Laesgen_neon_tbl_face_r1_xor_stream_fast2_256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q29, [x0, #352]
-	ldr	s27, [x6, #384]
-	ldr	s28, [x6, #388]
+	ldr	s27, [x7, #384]
+	ldr	s28, [x7, #388]
 	eor	v27.16b, v27.16b, v29.16b
 	eor	v28.16b, v28.16b, v29.16b
 	trn1	v29.16b, v27.16b, v28.16b
@@ -16324,8 +16432,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q29, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16392,8 +16500,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16452,8 +16560,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16512,8 +16620,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16572,8 +16680,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16632,8 +16740,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16692,8 +16800,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16752,8 +16860,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16812,8 +16920,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16872,8 +16980,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16932,8 +17040,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16992,8 +17100,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17045,9 +17153,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -17062,18 +17170,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
 .Laesgen_neon_tbl_face_r1_xor_stream_fill2_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_8
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast2_256
 .Laesgen_neon_tbl_face_r1_xor_stream_outside_run_8:
@@ -17081,7 +17191,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_spent2_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q29, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -17096,8 +17206,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -17131,8 +17241,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -17203,8 +17313,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v8.16b, v9.16b
@@ -17271,8 +17381,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17331,8 +17441,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17391,8 +17501,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17451,8 +17561,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17511,8 +17621,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17571,8 +17681,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17631,8 +17741,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17691,8 +17801,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17751,8 +17861,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17811,8 +17921,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17871,8 +17981,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17932,27 +18042,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbl	v28.16b, {v30.16b}, v28.16b
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_8
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_8
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_keep_13
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_8:
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_13:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_8
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_8
 .Laesgen_neon_tbl_face_r1_xor_stream_run_grown_8:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_8
 .Laesgen_neon_tbl_face_r1_xor_stream_run_restart_8:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done_8:
 	ldp	q27, q30, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -17963,10 +18074,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
 .Laesgen_neon_tbl_face_r1_xor_stream_spent2_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_keep_14
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_14:
+	sub	x8, x8, #2
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_again2_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v29.16b, v27.16b, v28.16b
 	trn2	v30.16b, v27.16b, v28.16b
@@ -17976,8 +18097,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -18011,8 +18132,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18071,8 +18192,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18139,8 +18260,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18199,8 +18320,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18259,8 +18380,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18319,8 +18440,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18379,8 +18500,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18439,8 +18560,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18499,8 +18620,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18559,8 +18680,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18619,8 +18740,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18679,8 +18800,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18739,8 +18860,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18792,9 +18913,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -18807,15 +18928,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_next2_256
+.Laesgen_neon_tbl_face_r1_xor_stream_spent_next2_256:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_top256
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_top256
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_spent_again2_256
 .Laesgen_neon_tbl_face_r1_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_single_fill256
 .Laesgen_neon_tbl_face_r1_xor_stream_single_fast256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q28, [x0, #352]
-	ldr	s27, [x6, #384]
+	ldr	s27, [x7, #384]
 	eor	v27.16b, v27.16b, v28.16b
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -18854,8 +18982,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q29, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18922,8 +19050,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18982,8 +19110,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19042,8 +19170,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19102,8 +19230,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19162,8 +19290,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19222,8 +19350,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19282,8 +19410,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19342,8 +19470,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19402,8 +19530,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19462,8 +19590,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19522,8 +19650,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19568,9 +19696,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -19603,18 +19731,20 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_end256
 .Laesgen_neon_tbl_face_r1_xor_stream_single_fill256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_outside_run_9
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_single_fast256
 .Laesgen_neon_tbl_face_r1_xor_stream_outside_run_9:
@@ -19622,7 +19752,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r1_xor_stream_single_spent256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q28, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -19636,8 +19766,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -19671,8 +19801,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -19741,8 +19871,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v8.16b, v9.16b
@@ -19809,8 +19939,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19869,8 +19999,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19929,8 +20059,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19989,8 +20119,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20049,8 +20179,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20109,8 +20239,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20169,8 +20299,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20229,8 +20359,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20289,8 +20419,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20349,8 +20479,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20409,8 +20539,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20461,27 +20591,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_9
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_9
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r1_xor_stream_keep_15
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_9:
+.Laesgen_neon_tbl_face_r1_xor_stream_keep_15:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_9
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_9
 .Laesgen_neon_tbl_face_r1_xor_stream_run_grown_9:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_9
 .Laesgen_neon_tbl_face_r1_xor_stream_run_restart_9:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r1_xor_stream_run_done_9:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
@@ -20512,9 +20643,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_end256
 .Laesgen_neon_tbl_face_r1_xor_stream_single_spent256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -20524,8 +20655,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -20559,8 +20690,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20619,8 +20750,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20687,8 +20818,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20747,8 +20878,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20807,8 +20938,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20867,8 +20998,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20927,8 +21058,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20987,8 +21118,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -21047,8 +21178,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -21107,8 +21238,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -21167,8 +21298,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -21227,8 +21358,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -21287,8 +21418,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -21333,9 +21464,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -21371,9 +21502,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_return
 .Laesgen_neon_tbl_face_r1_xor_stream_refresh256:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d27, x8
 	mov	v27.d[1], x9
 	trn1	v29.16b, v27.16b, v27.16b
@@ -21384,8 +21515,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -21419,8 +21550,8 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -21459,21 +21590,22 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v28.8h, v31.8h, v9.8h
 	trn2	v28.8h, v8.8h, v29.8h
 	str	q27, [x0, #352]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_restart_3
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok256
 .Laesgen_neon_tbl_face_r1_xor_stream_restart_3:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok256
 .Laesgen_neon_tbl_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

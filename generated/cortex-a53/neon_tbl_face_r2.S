@@ -1203,32 +1203,32 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	movi	v24.16b, #64
 	movi	v25.16b, #27
 	mov	x6, #0x1180
-	add	x7, x0, x6
+	add	x6, x0, x6
 	movi	v26.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v26.b[15], w6
+	mov	w7, #1
+	mov	v26.b[15], w7
 .Laesgen_neon_tbl_face_r2_xor_stream_top128:
 	cbz	x3, .Laesgen_neon_tbl_face_r2_xor_stream_end128
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_refresh128
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_refresh128
 .Laesgen_neon_tbl_face_r2_xor_stream_window_ok128:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_try2_128
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_try2_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_fill4_128
 .Laesgen_neon_tbl_face_r2_xor_stream_fast4_128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q31, [x0, #368]
-	ldp	q27, q28, [x6, #384]
-	ldp	q29, q30, [x6, #416]
+	ldp	q27, q28, [x7, #384]
+	ldp	q29, q30, [x7, #416]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v31.16b
 	eor	v29.16b, v29.16b, v31.16b
@@ -1270,8 +1270,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1338,8 +1338,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -1398,8 +1398,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1458,8 +1458,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1518,8 +1518,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1578,8 +1578,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1638,8 +1638,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1704,9 +1704,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -1730,18 +1730,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top128
 .Laesgen_neon_tbl_face_r2_xor_stream_fill4_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_outside_run
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast4_128
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run:
@@ -1749,7 +1751,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent4_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q31, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -1766,8 +1768,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v9.8h, v30.8h
 	trn2	v29.8h, v8.8h, v10.8h
 	trn2	v30.8h, v9.8h, v30.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v29.16b, v29.16b, v10.16b
@@ -1801,8 +1803,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -1861,8 +1863,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q12, q13, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q12, q13, [x6, #160]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -1937,8 +1939,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -1997,8 +1999,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2057,8 +2059,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2117,8 +2119,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2177,8 +2179,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2237,8 +2239,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2297,8 +2299,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2376,27 +2378,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	eor	v30.16b, v30.16b, v27.16b
 	eor	v31.16b, v31.16b, v27.16b
 	eor	v8.16b, v8.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_run_keep
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_run_keep:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done
 .Laesgen_neon_tbl_face_r2_xor_stream_run_grown:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done
 .Laesgen_neon_tbl_face_r2_xor_stream_run_restart:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r2_xor_stream_run_done:
 	ldp	q27, q28, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -2411,10 +2414,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top128
 .Laesgen_neon_tbl_face_r2_xor_stream_spent4_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_2
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_2:
+	sub	x8, x8, #4
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
 	add	v30.16b, v29.16b, v26.16b
@@ -2426,8 +2439,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v8.8h, v30.8h
 	trn2	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -2461,8 +2474,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2521,8 +2534,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2589,8 +2602,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -2649,8 +2662,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2709,8 +2722,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2769,8 +2782,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2829,8 +2842,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2889,8 +2902,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -2949,8 +2962,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3015,9 +3028,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -3039,19 +3052,26 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_top128
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_128
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_128:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top128
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top128
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_128
 .Laesgen_neon_tbl_face_r2_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_single128
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_single128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_fill2_128
 .Laesgen_neon_tbl_face_r2_xor_stream_fast2_128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q29, [x0, #368]
-	ldp	q27, q28, [x6, #384]
+	ldp	q27, q28, [x7, #384]
 	eor	v27.16b, v27.16b, v29.16b
 	eor	v28.16b, v28.16b, v29.16b
 	trn1	v29.16b, v27.16b, v28.16b
@@ -3091,8 +3111,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3159,8 +3179,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3219,8 +3239,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3279,8 +3299,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3339,8 +3359,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3399,8 +3419,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3459,8 +3479,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3512,9 +3532,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -3529,18 +3549,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top128
 .Laesgen_neon_tbl_face_r2_xor_stream_fill2_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_outside_run_2
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast2_128
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_2:
@@ -3548,7 +3570,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent2_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q29, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -3563,8 +3585,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -3598,8 +3620,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -3658,8 +3680,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
-	ldp	q27, q31, [x7, #128]
-	ldp	q12, q13, [x7, #160]
+	ldp	q27, q31, [x6, #128]
+	ldp	q12, q13, [x6, #160]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -3730,8 +3752,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3790,8 +3812,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3850,8 +3872,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3910,8 +3932,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -3970,8 +3992,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4030,8 +4052,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4090,8 +4112,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4151,27 +4173,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbl	v28.16b, {v30.16b}, v28.16b
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_2
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_2
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_2:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_2
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_2
 .Laesgen_neon_tbl_face_r2_xor_stream_run_grown_2:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_2
 .Laesgen_neon_tbl_face_r2_xor_stream_run_restart_2:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r2_xor_stream_run_done_2:
 	ldp	q27, q30, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -4182,10 +4205,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top128
 .Laesgen_neon_tbl_face_r2_xor_stream_spent2_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_4
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_4:
+	sub	x8, x8, #2
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v29.16b, v27.16b, v28.16b
 	trn2	v30.16b, v27.16b, v28.16b
@@ -4195,8 +4228,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -4230,8 +4263,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4290,8 +4323,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4358,8 +4391,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4418,8 +4451,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4478,8 +4511,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4538,8 +4571,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4598,8 +4631,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4658,8 +4691,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4718,8 +4751,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4771,9 +4804,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -4786,15 +4819,22 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_top128
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_128
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_128:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top128
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top128
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_128
 .Laesgen_neon_tbl_face_r2_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_single_fill128
 .Laesgen_neon_tbl_face_r2_xor_stream_single_fast128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q28, [x0, #368]
-	ldr	q27, [x6, #384]
+	ldr	q27, [x7, #384]
 	eor	v27.16b, v27.16b, v28.16b
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -4833,8 +4873,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4901,8 +4941,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -4961,8 +5001,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5021,8 +5061,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5081,8 +5121,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5141,8 +5181,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5201,8 +5241,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5247,9 +5287,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -5282,18 +5322,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_end128
 .Laesgen_neon_tbl_face_r2_xor_stream_single_fill128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_outside_run_3
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_single_fast128
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_3:
@@ -5301,7 +5343,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_single_spent128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q28, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -5315,8 +5357,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -5350,8 +5392,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -5410,8 +5452,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
-	ldp	q27, q31, [x7, #128]
-	ldp	q12, q13, [x7, #160]
+	ldp	q27, q31, [x6, #128]
+	ldp	q12, q13, [x6, #160]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -5480,8 +5522,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5540,8 +5582,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5600,8 +5642,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5660,8 +5702,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5720,8 +5762,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5780,8 +5822,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5840,8 +5882,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -5892,27 +5934,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_3
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_3
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_5
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_3:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_5:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_3
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_3
 .Laesgen_neon_tbl_face_r2_xor_stream_run_grown_3:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_3
 .Laesgen_neon_tbl_face_r2_xor_stream_run_restart_3:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r2_xor_stream_run_done_3:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
@@ -5943,9 +5986,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_end128
 .Laesgen_neon_tbl_face_r2_xor_stream_single_spent128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -5955,8 +5998,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -5990,8 +6033,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6050,8 +6093,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6118,8 +6161,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6178,8 +6221,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6238,8 +6281,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6298,8 +6341,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6358,8 +6401,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6418,8 +6461,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6478,8 +6521,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6524,9 +6567,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -6562,9 +6605,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_return
 .Laesgen_neon_tbl_face_r2_xor_stream_refresh128:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d27, x8
 	mov	v27.d[1], x9
 	trn1	v29.16b, v27.16b, v27.16b
@@ -6575,8 +6618,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -6610,8 +6653,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6670,8 +6713,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6710,21 +6753,22 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn2	v28.8h, v31.8h, v9.8h
 	trn2	v28.8h, v8.8h, v29.8h
 	str	q27, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_restart
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_tbl_face_r2_xor_stream_window_ok128
 .Laesgen_neon_tbl_face_r2_xor_stream_restart:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_window_ok128
 .Laesgen_neon_tbl_face_r2_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -6737,32 +6781,32 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	movi	v24.16b, #64
 	movi	v25.16b, #27
 	mov	x6, #0x1180
-	add	x7, x0, x6
+	add	x6, x0, x6
 	movi	v26.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v26.b[15], w6
+	mov	w7, #1
+	mov	v26.b[15], w7
 .Laesgen_neon_tbl_face_r2_xor_stream_top192:
 	cbz	x3, .Laesgen_neon_tbl_face_r2_xor_stream_end192
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_refresh192
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_refresh192
 .Laesgen_neon_tbl_face_r2_xor_stream_window_ok192:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_try2_192
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_try2_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_fill4_192
 .Laesgen_neon_tbl_face_r2_xor_stream_fast4_192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q31, [x0, #368]
-	ldp	q27, q28, [x6, #384]
-	ldp	q29, q30, [x6, #416]
+	ldp	q27, q28, [x7, #384]
+	ldp	q29, q30, [x7, #416]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v31.16b
 	eor	v29.16b, v29.16b, v31.16b
@@ -6804,8 +6848,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6872,8 +6916,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -6932,8 +6976,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -6992,8 +7036,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7052,8 +7096,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7112,8 +7156,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7172,8 +7216,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7232,8 +7276,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7292,8 +7336,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7358,9 +7402,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -7384,18 +7428,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top192
 .Laesgen_neon_tbl_face_r2_xor_stream_fill4_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_outside_run_4
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast4_192
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_4:
@@ -7403,7 +7449,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent4_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q31, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -7420,8 +7466,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v9.8h, v30.8h
 	trn2	v29.8h, v8.8h, v10.8h
 	trn2	v30.8h, v9.8h, v30.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v29.16b, v29.16b, v10.16b
@@ -7455,8 +7501,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -7515,8 +7561,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q12, q13, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q12, q13, [x6, #160]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -7591,8 +7637,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7651,8 +7697,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7711,8 +7757,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7771,8 +7817,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7831,8 +7877,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7891,8 +7937,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -7951,8 +7997,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8011,8 +8057,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8071,8 +8117,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8150,27 +8196,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	eor	v30.16b, v30.16b, v27.16b
 	eor	v31.16b, v31.16b, v27.16b
 	eor	v8.16b, v8.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_4
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_4
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_6
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_4:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_6:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_4
 .Laesgen_neon_tbl_face_r2_xor_stream_run_grown_4:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_4
 .Laesgen_neon_tbl_face_r2_xor_stream_run_restart_4:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r2_xor_stream_run_done_4:
 	ldp	q27, q28, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -8185,10 +8232,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top192
 .Laesgen_neon_tbl_face_r2_xor_stream_spent4_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_7
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_7:
+	sub	x8, x8, #4
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
 	add	v30.16b, v29.16b, v26.16b
@@ -8200,8 +8257,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v8.8h, v30.8h
 	trn2	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -8235,8 +8292,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8295,8 +8352,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8363,8 +8420,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -8423,8 +8480,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8483,8 +8540,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8543,8 +8600,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8603,8 +8660,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8663,8 +8720,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8723,8 +8780,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8783,8 +8840,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8843,8 +8900,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -8909,9 +8966,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -8933,19 +8990,26 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_top192
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_192
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_192:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top192
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top192
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_192
 .Laesgen_neon_tbl_face_r2_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_single192
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_single192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_fill2_192
 .Laesgen_neon_tbl_face_r2_xor_stream_fast2_192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q29, [x0, #368]
-	ldp	q27, q28, [x6, #384]
+	ldp	q27, q28, [x7, #384]
 	eor	v27.16b, v27.16b, v29.16b
 	eor	v28.16b, v28.16b, v29.16b
 	trn1	v29.16b, v27.16b, v28.16b
@@ -8985,8 +9049,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9053,8 +9117,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9113,8 +9177,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9173,8 +9237,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9233,8 +9297,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9293,8 +9357,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9353,8 +9417,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9413,8 +9477,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9473,8 +9537,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9526,9 +9590,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -9543,18 +9607,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top192
 .Laesgen_neon_tbl_face_r2_xor_stream_fill2_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_outside_run_5
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast2_192
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_5:
@@ -9562,7 +9628,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent2_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q29, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -9577,8 +9643,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -9612,8 +9678,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -9672,8 +9738,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
-	ldp	q27, q31, [x7, #128]
-	ldp	q12, q13, [x7, #160]
+	ldp	q27, q31, [x6, #128]
+	ldp	q12, q13, [x6, #160]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -9744,8 +9810,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9804,8 +9870,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9864,8 +9930,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9924,8 +9990,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -9984,8 +10050,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10044,8 +10110,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10104,8 +10170,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10164,8 +10230,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10224,8 +10290,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10285,27 +10351,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbl	v28.16b, {v30.16b}, v28.16b
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_5
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_5
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_8
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_5:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_8:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_5
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_5
 .Laesgen_neon_tbl_face_r2_xor_stream_run_grown_5:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_5
 .Laesgen_neon_tbl_face_r2_xor_stream_run_restart_5:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r2_xor_stream_run_done_5:
 	ldp	q27, q30, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -10316,10 +10383,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top192
 .Laesgen_neon_tbl_face_r2_xor_stream_spent2_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_9
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_9:
+	sub	x8, x8, #2
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v29.16b, v27.16b, v28.16b
 	trn2	v30.16b, v27.16b, v28.16b
@@ -10329,8 +10406,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -10364,8 +10441,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10424,8 +10501,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10492,8 +10569,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10552,8 +10629,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10612,8 +10689,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10672,8 +10749,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10732,8 +10809,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10792,8 +10869,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10852,8 +10929,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10912,8 +10989,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -10972,8 +11049,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11025,9 +11102,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -11040,15 +11117,22 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_top192
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_192
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_192:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top192
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top192
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_192
 .Laesgen_neon_tbl_face_r2_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_single_fill192
 .Laesgen_neon_tbl_face_r2_xor_stream_single_fast192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q28, [x0, #368]
-	ldr	q27, [x6, #384]
+	ldr	q27, [x7, #384]
 	eor	v27.16b, v27.16b, v28.16b
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -11087,8 +11171,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11155,8 +11239,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11215,8 +11299,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11275,8 +11359,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11335,8 +11419,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11395,8 +11479,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11455,8 +11539,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11515,8 +11599,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11575,8 +11659,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11621,9 +11705,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -11656,18 +11740,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_end192
 .Laesgen_neon_tbl_face_r2_xor_stream_single_fill192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_outside_run_6
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_single_fast192
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_6:
@@ -11675,7 +11761,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_single_spent192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q28, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -11689,8 +11775,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -11724,8 +11810,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -11784,8 +11870,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
-	ldp	q27, q31, [x7, #128]
-	ldp	q12, q13, [x7, #160]
+	ldp	q27, q31, [x6, #128]
+	ldp	q12, q13, [x6, #160]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -11854,8 +11940,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11914,8 +12000,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -11974,8 +12060,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12034,8 +12120,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12094,8 +12180,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12154,8 +12240,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12214,8 +12300,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12274,8 +12360,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12334,8 +12420,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12386,27 +12472,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_6
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_6
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_10
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_6:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_10:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_6
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_6
 .Laesgen_neon_tbl_face_r2_xor_stream_run_grown_6:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_6
 .Laesgen_neon_tbl_face_r2_xor_stream_run_restart_6:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r2_xor_stream_run_done_6:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
@@ -12437,9 +12524,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_end192
 .Laesgen_neon_tbl_face_r2_xor_stream_single_spent192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -12449,8 +12536,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -12484,8 +12571,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12544,8 +12631,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12612,8 +12699,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12672,8 +12759,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12732,8 +12819,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12792,8 +12879,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12852,8 +12939,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12912,8 +12999,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -12972,8 +13059,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13032,8 +13119,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13092,8 +13179,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13138,9 +13225,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -13176,9 +13263,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_return
 .Laesgen_neon_tbl_face_r2_xor_stream_refresh192:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d27, x8
 	mov	v27.d[1], x9
 	trn1	v29.16b, v27.16b, v27.16b
@@ -13189,8 +13276,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -13224,8 +13311,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13284,8 +13371,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13324,21 +13411,22 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn2	v28.8h, v31.8h, v9.8h
 	trn2	v28.8h, v8.8h, v29.8h
 	str	q27, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_restart_2
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_tbl_face_r2_xor_stream_window_ok192
 .Laesgen_neon_tbl_face_r2_xor_stream_restart_2:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_window_ok192
 .Laesgen_neon_tbl_face_r2_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -13351,32 +13439,32 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	movi	v24.16b, #64
 	movi	v25.16b, #27
 	mov	x6, #0x1180
-	add	x7, x0, x6
+	add	x6, x0, x6
 	movi	v26.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v26.b[15], w6
+	mov	w7, #1
+	mov	v26.b[15], w7
 .Laesgen_neon_tbl_face_r2_xor_stream_top256:
 	cbz	x3, .Laesgen_neon_tbl_face_r2_xor_stream_end256
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_refresh256
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_refresh256
 .Laesgen_neon_tbl_face_r2_xor_stream_window_ok256:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_try2_256
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_try2_256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_fill4_256
 .Laesgen_neon_tbl_face_r2_xor_stream_fast4_256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q31, [x0, #368]
-	ldp	q27, q28, [x6, #384]
-	ldp	q29, q30, [x6, #416]
+	ldp	q27, q28, [x7, #384]
+	ldp	q29, q30, [x7, #416]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v31.16b
 	eor	v29.16b, v29.16b, v31.16b
@@ -13418,8 +13506,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13486,8 +13574,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -13546,8 +13634,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13606,8 +13694,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13666,8 +13754,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13726,8 +13814,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13786,8 +13874,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13846,8 +13934,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13906,8 +13994,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -13966,8 +14054,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14026,8 +14114,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14092,9 +14180,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -14118,18 +14206,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top256
 .Laesgen_neon_tbl_face_r2_xor_stream_fill4_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_outside_run_7
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast4_256
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_7:
@@ -14137,7 +14227,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent4_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q31, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -14154,8 +14244,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v9.8h, v30.8h
 	trn2	v29.8h, v8.8h, v10.8h
 	trn2	v30.8h, v9.8h, v30.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v29.16b, v29.16b, v10.16b
@@ -14189,8 +14279,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -14249,8 +14339,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q12, q13, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q12, q13, [x6, #160]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -14325,8 +14415,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14385,8 +14475,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14445,8 +14535,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14505,8 +14595,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14565,8 +14655,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14625,8 +14715,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14685,8 +14775,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14745,8 +14835,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14805,8 +14895,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14865,8 +14955,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -14925,8 +15015,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15004,27 +15094,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	eor	v30.16b, v30.16b, v27.16b
 	eor	v31.16b, v31.16b, v27.16b
 	eor	v8.16b, v8.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_7
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_7
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_11
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_7:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_11:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_7
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_7
 .Laesgen_neon_tbl_face_r2_xor_stream_run_grown_7:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_7
 .Laesgen_neon_tbl_face_r2_xor_stream_run_restart_7:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r2_xor_stream_run_done_7:
 	ldp	q27, q28, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -15039,10 +15130,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top256
 .Laesgen_neon_tbl_face_r2_xor_stream_spent4_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_12
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_12:
+	sub	x8, x8, #4
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
 	add	v30.16b, v29.16b, v26.16b
@@ -15054,8 +15155,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v8.8h, v30.8h
 	trn2	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -15089,8 +15190,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15149,8 +15250,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15217,8 +15318,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v9.16b
@@ -15277,8 +15378,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15337,8 +15438,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15397,8 +15498,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15457,8 +15558,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15517,8 +15618,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15577,8 +15678,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15637,8 +15738,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15697,8 +15798,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15757,8 +15858,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15817,8 +15918,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -15883,9 +15984,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -15907,19 +16008,26 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_top256
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_256
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_256:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top256
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top256
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_256
 .Laesgen_neon_tbl_face_r2_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_single256
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_single256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_fill2_256
 .Laesgen_neon_tbl_face_r2_xor_stream_fast2_256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q29, [x0, #368]
-	ldp	q27, q28, [x6, #384]
+	ldp	q27, q28, [x7, #384]
 	eor	v27.16b, v27.16b, v29.16b
 	eor	v28.16b, v28.16b, v29.16b
 	trn1	v29.16b, v27.16b, v28.16b
@@ -15959,8 +16067,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16027,8 +16135,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16087,8 +16195,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16147,8 +16255,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16207,8 +16315,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16267,8 +16375,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16327,8 +16435,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16387,8 +16495,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16447,8 +16555,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16507,8 +16615,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16567,8 +16675,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16620,9 +16728,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -16637,18 +16745,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top256
 .Laesgen_neon_tbl_face_r2_xor_stream_fill2_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_outside_run_8
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast2_256
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_8:
@@ -16656,7 +16766,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent2_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q29, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -16671,8 +16781,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v28.16b, v28.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -16706,8 +16816,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -16766,8 +16876,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
-	ldp	q27, q31, [x7, #128]
-	ldp	q12, q13, [x7, #160]
+	ldp	q27, q31, [x6, #128]
+	ldp	q12, q13, [x6, #160]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -16838,8 +16948,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16898,8 +17008,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -16958,8 +17068,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17018,8 +17128,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17078,8 +17188,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17138,8 +17248,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17198,8 +17308,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17258,8 +17368,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17318,8 +17428,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17378,8 +17488,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17438,8 +17548,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17499,27 +17609,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbl	v28.16b, {v30.16b}, v28.16b
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_8
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_8
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_13
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_8:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_13:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_8
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_8
 .Laesgen_neon_tbl_face_r2_xor_stream_run_grown_8:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_8
 .Laesgen_neon_tbl_face_r2_xor_stream_run_restart_8:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r2_xor_stream_run_done_8:
 	ldp	q27, q30, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
@@ -17530,10 +17641,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top256
 .Laesgen_neon_tbl_face_r2_xor_stream_spent2_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d27, x6
-	mov	v27.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_14
+	mov	x8, #256
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_14:
+	sub	x8, x8, #2
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v29.16b, v27.16b, v28.16b
 	trn2	v30.16b, v27.16b, v28.16b
@@ -17543,8 +17664,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -17578,8 +17699,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17638,8 +17759,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17706,8 +17827,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17766,8 +17887,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17826,8 +17947,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17886,8 +18007,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -17946,8 +18067,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18006,8 +18127,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18066,8 +18187,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18126,8 +18247,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18186,8 +18307,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18246,8 +18367,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18306,8 +18427,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18359,9 +18480,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x9]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
@@ -18374,15 +18495,22 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_top256
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_256
+.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_256:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top256
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top256
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_256
 .Laesgen_neon_tbl_face_r2_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_single_fill256
 .Laesgen_neon_tbl_face_r2_xor_stream_single_fast256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q28, [x0, #368]
-	ldr	q27, [x6, #384]
+	ldr	q27, [x7, #384]
 	eor	v27.16b, v27.16b, v28.16b
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -18421,8 +18549,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18489,8 +18617,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18549,8 +18677,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18609,8 +18737,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18669,8 +18797,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18729,8 +18857,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18789,8 +18917,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18849,8 +18977,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18909,8 +19037,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -18969,8 +19097,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19029,8 +19157,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19075,9 +19203,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -19110,18 +19238,20 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_end256
 .Laesgen_neon_tbl_face_r2_xor_stream_single_fill256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_outside_run_9
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_single_fast256
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_9:
@@ -19129,7 +19259,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_single_spent256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q28, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -19143,8 +19273,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v29.8h, v31.8h, v9.8h
 	trn2	v30.8h, v30.8h, v8.8h
 	trn2	v31.8h, v31.8h, v9.8h
-	ldp	q8, q9, [x7]
-	ldp	q10, q11, [x7, #32]
+	ldp	q8, q9, [x6]
+	ldp	q10, q11, [x6, #32]
 	eor	v27.16b, v27.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
 	eor	v30.16b, v30.16b, v10.16b
@@ -19178,8 +19308,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v31.16b, v31.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #64]
-	ldp	q12, q13, [x7, #96]
+	ldp	q27, q30, [x6, #64]
+	ldp	q12, q13, [x6, #96]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -19238,8 +19368,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
-	ldp	q27, q31, [x7, #128]
-	ldp	q12, q13, [x7, #160]
+	ldp	q27, q31, [x6, #128]
+	ldp	q12, q13, [x6, #160]
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v11.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v14.16b, v8.16b, v9.16b
@@ -19308,8 +19438,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19368,8 +19498,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19428,8 +19558,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19488,8 +19618,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19548,8 +19678,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19608,8 +19738,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19668,8 +19798,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19728,8 +19858,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19788,8 +19918,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19848,8 +19978,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19908,8 +20038,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -19960,27 +20090,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_9
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_9
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_15
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_run_keep_9:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_15:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_9
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_9
 .Laesgen_neon_tbl_face_r2_xor_stream_run_grown_9:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_run_done_9
 .Laesgen_neon_tbl_face_r2_xor_stream_run_restart_9:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_tbl_face_r2_xor_stream_run_done_9:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
@@ -20011,9 +20142,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_end256
 .Laesgen_neon_tbl_face_r2_xor_stream_single_spent256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d27, x6
+	fmov	d27, x7
 	mov	v27.d[1], x8
 	trn1	v29.16b, v27.16b, v27.16b
 	trn2	v30.16b, v27.16b, v27.16b
@@ -20023,8 +20154,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -20058,8 +20189,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20118,8 +20249,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20186,8 +20317,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x7, #192]
-	ldp	q11, q12, [x7, #224]
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20246,8 +20377,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #256]
-	ldp	q11, q12, [x7, #288]
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20306,8 +20437,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #320]
-	ldp	q11, q12, [x7, #352]
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20366,8 +20497,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #384]
-	ldp	q11, q12, [x7, #416]
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20426,8 +20557,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #448]
-	ldp	q11, q12, [x7, #480]
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20486,8 +20617,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #512]
-	ldp	q11, q12, [x7, #544]
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20546,8 +20677,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #576]
-	ldp	q11, q12, [x7, #608]
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20606,8 +20737,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #640]
-	ldp	q11, q12, [x7, #672]
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20666,8 +20797,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #704]
-	ldp	q11, q12, [x7, #736]
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20726,8 +20857,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #768]
-	ldp	q11, q12, [x7, #800]
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20786,8 +20917,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #832]
-	ldp	q11, q12, [x7, #864]
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20832,9 +20963,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
@@ -20870,9 +21001,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_return
 .Laesgen_neon_tbl_face_r2_xor_stream_refresh256:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d27, x8
 	mov	v27.d[1], x9
 	trn1	v29.16b, v27.16b, v27.16b
@@ -20883,8 +21014,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn1	v28.8h, v30.8h, v8.8h
 	trn2	v29.8h, v29.8h, v31.8h
 	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x7]
-	ldp	q9, q10, [x7, #32]
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
 	eor	v27.16b, v27.16b, v31.16b
 	eor	v28.16b, v28.16b, v8.16b
 	eor	v29.16b, v29.16b, v9.16b
@@ -20918,8 +21049,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v30.16b, v30.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x7, #64]
-	ldp	q11, q12, [x7, #96]
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -20978,8 +21109,8 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	v29.16b, v29.16b, v24.16b
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x7, #128]
-	ldp	q11, q12, [x7, #160]
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	eor	v13.16b, v31.16b, v8.16b
@@ -21018,21 +21149,22 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	trn2	v28.8h, v31.8h, v9.8h
 	trn2	v28.8h, v8.8h, v29.8h
 	str	q27, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_tbl_face_r2_xor_stream_restart_3
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_tbl_face_r2_xor_stream_window_ok256
 .Laesgen_neon_tbl_face_r2_xor_stream_restart_3:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_window_ok256
 .Laesgen_neon_tbl_face_r2_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

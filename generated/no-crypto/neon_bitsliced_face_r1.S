@@ -6261,39 +6261,39 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes128:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_top128:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_end128
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh128
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
-	ldr	s5, [x6, #400]
-	ldr	s6, [x6, #404]
-	ldr	s7, [x6, #408]
-	ldr	s16, [x6, #412]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
+	ldr	s5, [x7, #400]
+	ldr	s6, [x7, #404]
+	ldr	s7, [x7, #408]
+	ldr	s16, [x7, #412]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -6435,7 +6435,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -6491,7 +6491,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -6524,9 +6524,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round:
 	eor	v17.16b, v16.16b, v2.16b
@@ -6611,7 +6611,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -6623,18 +6623,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -6874,7 +6874,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -6904,18 +6904,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run:
@@ -6923,7 +6925,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -6937,7 +6939,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #560]
+	ldr	q19, [x6, #560]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -7087,7 +7089,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v7.16b
 	eor	v23.16b, v6.16b, v23.16b
 	and	v7.16b, v31.16b, v7.16b
@@ -7143,7 +7145,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -7376,7 +7378,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -7432,7 +7434,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -7467,7 +7469,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_2:
 	eor	v17.16b, v16.16b, v2.16b
@@ -7815,7 +7817,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -7824,27 +7826,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -7867,10 +7870,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -7879,7 +7892,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -7947,10 +7960,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -8034,30 +8047,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -8118,7 +8131,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -8171,7 +8184,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -8180,7 +8193,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v18.16b, #85
 	movi	v19.16b, #51
 	tbl	v1.16b, {v1.16b}, v17.16b
@@ -8240,10 +8253,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -8327,30 +8340,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -8411,7 +8424,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -8590,7 +8603,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -8618,22 +8631,29 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_128:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -8775,7 +8795,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -8831,7 +8851,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -8864,9 +8884,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_5:
 	eor	v17.16b, v16.16b, v2.16b
@@ -8951,7 +8971,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -8963,18 +8983,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -9207,7 +9227,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -9232,18 +9252,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2:
@@ -9251,7 +9273,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -9261,7 +9283,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -9407,7 +9429,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
@@ -9463,7 +9485,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -9692,7 +9714,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -9748,7 +9770,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -9783,7 +9805,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_6:
 	eor	v17.16b, v16.16b, v2.16b
@@ -10124,7 +10146,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -10136,27 +10158,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -10171,15 +10194,25 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -10243,10 +10276,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -10330,30 +10363,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -10414,7 +10447,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -10460,7 +10493,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -10472,7 +10505,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -10532,10 +10565,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -10619,30 +10652,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -10703,7 +10736,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -10875,7 +10908,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -10898,20 +10931,27 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_128:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -11053,7 +11093,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -11109,7 +11149,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -11142,9 +11182,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9:
 	eor	v17.16b, v16.16b, v2.16b
@@ -11229,7 +11269,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -11241,18 +11281,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -11486,7 +11526,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -11504,18 +11544,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3:
@@ -11523,7 +11565,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -11531,7 +11573,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -11675,7 +11717,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
@@ -11731,7 +11773,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -11958,7 +12000,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -12014,7 +12056,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -12049,7 +12091,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10:
 	eor	v17.16b, v16.16b, v2.16b
@@ -12391,7 +12433,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -12400,27 +12442,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_3
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_3
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_3:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_3
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_3:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_3:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -12431,13 +12474,23 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -12499,10 +12552,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -12586,30 +12639,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -12670,7 +12723,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -12717,7 +12770,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -12726,7 +12779,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -12786,10 +12839,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -12873,30 +12926,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -12957,7 +13010,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -13130,7 +13183,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -13146,15 +13199,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_128:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
-	ldr	s1, [x6, #384]
+	ldr	s1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -13296,7 +13356,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -13352,7 +13412,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -13385,9 +13445,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13:
 	eor	v17.16b, v16.16b, v2.16b
@@ -13472,7 +13532,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -13484,18 +13544,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -13728,7 +13788,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -13765,18 +13825,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_4
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_4:
@@ -13784,14 +13846,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -13934,7 +13996,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v3.16b
 	and	v3.16b, v21.16b, v3.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
@@ -13990,7 +14052,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -14216,7 +14278,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -14272,7 +14334,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -14307,7 +14369,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14:
 	eor	v17.16b, v16.16b, v2.16b
@@ -14648,7 +14710,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -14657,27 +14719,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_4
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_4:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_2
@@ -14707,12 +14770,12 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -14773,9 +14836,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_15:
 	eor	v17.16b, v16.16b, v2.16b
@@ -14860,7 +14923,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -14872,18 +14935,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -14990,7 +15053,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -14999,7 +15062,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -15059,9 +15122,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16:
 	eor	v17.16b, v16.16b, v2.16b
@@ -15146,7 +15209,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -15158,18 +15221,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -15402,7 +15465,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -15442,13 +15505,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
 .Laesgen_neon_bitsliced_face_r1_xor_stream_refresh128:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -15591,7 +15654,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7]
+	ldr	q20, [x6]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -15647,7 +15710,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #16]
+	ldr	q21, [x6, #16]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -15732,57 +15795,58 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #352]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_top192:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_end192
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh192
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_192
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
-	ldr	s5, [x6, #400]
-	ldr	s6, [x6, #404]
-	ldr	s7, [x6, #408]
-	ldr	s16, [x6, #412]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
+	ldr	s5, [x7, #400]
+	ldr	s6, [x7, #404]
+	ldr	s7, [x7, #408]
+	ldr	s16, [x7, #412]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -15924,7 +15988,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -15980,7 +16044,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -16013,9 +16077,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_17:
 	eor	v17.16b, v16.16b, v2.16b
@@ -16100,7 +16164,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -16112,18 +16176,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -16363,7 +16427,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #624]
+	ldr	q17, [x6, #624]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -16393,18 +16457,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_5
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_5:
@@ -16412,7 +16478,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -16426,7 +16492,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #560]
+	ldr	q19, [x6, #560]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -16576,7 +16642,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v7.16b
 	eor	v23.16b, v6.16b, v23.16b
 	and	v7.16b, v31.16b, v7.16b
@@ -16632,7 +16698,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -16865,7 +16931,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -16921,7 +16987,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -16956,7 +17022,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_18:
 	eor	v17.16b, v16.16b, v2.16b
@@ -17304,7 +17370,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #624]
+	ldr	q17, [x6, #624]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -17313,27 +17379,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_5
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_5
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_5:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_5
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_5:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_5:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -17356,10 +17423,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -17368,7 +17445,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -17436,10 +17513,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17523,30 +17600,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -17607,7 +17684,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -17660,7 +17737,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -17669,7 +17746,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v18.16b, #85
 	movi	v19.16b, #51
 	tbl	v1.16b, {v1.16b}, v17.16b
@@ -17729,10 +17806,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17816,30 +17893,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -17900,7 +17977,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -18079,7 +18156,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #624]
+	ldr	q17, [x6, #624]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -18107,22 +18184,29 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_192:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -18264,7 +18348,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -18320,7 +18404,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -18353,9 +18437,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_21:
 	eor	v17.16b, v16.16b, v2.16b
@@ -18440,7 +18524,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -18452,18 +18536,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -18696,7 +18780,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #624]
+	ldr	q20, [x6, #624]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -18721,18 +18805,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6:
@@ -18740,7 +18826,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -18750,7 +18836,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -18896,7 +18982,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
@@ -18952,7 +19038,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -19181,7 +19267,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -19237,7 +19323,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -19272,7 +19358,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22:
 	eor	v17.16b, v16.16b, v2.16b
@@ -19613,7 +19699,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #624]
+	ldr	q20, [x6, #624]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -19625,27 +19711,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_6
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_6:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -19660,15 +19747,25 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -19732,10 +19829,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -19819,30 +19916,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -19903,7 +20000,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -19949,7 +20046,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -19961,7 +20058,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -20021,10 +20118,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -20108,30 +20205,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -20192,7 +20289,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -20364,7 +20461,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #624]
+	ldr	q20, [x6, #624]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -20387,20 +20484,27 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_192:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single192
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -20542,7 +20646,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -20598,7 +20702,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -20631,9 +20735,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25:
 	eor	v17.16b, v16.16b, v2.16b
@@ -20718,7 +20822,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -20730,18 +20834,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -20975,7 +21079,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #624]
+	ldr	q21, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -20993,18 +21097,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7:
@@ -21012,7 +21118,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -21020,7 +21126,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -21164,7 +21270,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
@@ -21220,7 +21326,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -21447,7 +21553,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -21503,7 +21609,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -21538,7 +21644,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26:
 	eor	v17.16b, v16.16b, v2.16b
@@ -21880,7 +21986,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #624]
+	ldr	q21, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -21889,27 +21995,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_7
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_7
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_7:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_7
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_7:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_7:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -21920,13 +22027,23 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -21988,10 +22105,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -22075,30 +22192,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -22159,7 +22276,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -22206,7 +22323,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -22215,7 +22332,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -22275,10 +22392,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -22362,30 +22479,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -22446,7 +22563,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -22619,7 +22736,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #624]
+	ldr	q21, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -22635,15 +22752,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_192:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
-	ldr	s1, [x6, #384]
+	ldr	s1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -22785,7 +22909,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -22841,7 +22965,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -22874,9 +22998,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29:
 	eor	v17.16b, v16.16b, v2.16b
@@ -22961,7 +23085,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -22973,18 +23097,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -23217,7 +23341,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #624]
+	ldr	q25, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -23254,18 +23378,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_8
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_8:
@@ -23273,14 +23399,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -23423,7 +23549,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v3.16b
 	and	v3.16b, v21.16b, v3.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
@@ -23479,7 +23605,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -23705,7 +23831,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -23761,7 +23887,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -23796,7 +23922,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_30:
 	eor	v17.16b, v16.16b, v2.16b
@@ -24137,7 +24263,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #624]
+	ldr	q25, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -24146,27 +24272,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_8
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_8:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_5
@@ -24196,12 +24323,12 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -24262,9 +24389,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_31:
 	eor	v17.16b, v16.16b, v2.16b
@@ -24349,7 +24476,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -24361,18 +24488,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -24479,7 +24606,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -24488,7 +24615,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -24548,9 +24675,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_32:
 	eor	v17.16b, v16.16b, v2.16b
@@ -24635,7 +24762,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -24647,18 +24774,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -24891,7 +25018,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #624]
+	ldr	q25, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -24931,13 +25058,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
 .Laesgen_neon_bitsliced_face_r1_xor_stream_refresh192:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -25080,7 +25207,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7]
+	ldr	q20, [x6]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -25136,7 +25263,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #16]
+	ldr	q21, [x6, #16]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -25221,57 +25348,58 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #352]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r1_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_top256:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_end256
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh256
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_refresh256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_256
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
-	ldr	s5, [x6, #400]
-	ldr	s6, [x6, #404]
-	ldr	s7, [x6, #408]
-	ldr	s16, [x6, #412]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
+	ldr	s5, [x7, #400]
+	ldr	s6, [x7, #404]
+	ldr	s7, [x7, #408]
+	ldr	s16, [x7, #412]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -25413,7 +25541,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -25469,7 +25597,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -25502,9 +25630,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_33:
 	eor	v17.16b, v16.16b, v2.16b
@@ -25589,7 +25717,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -25601,18 +25729,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -25852,7 +25980,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -25882,18 +26010,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_9
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_9:
@@ -25901,7 +26031,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q17, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -25915,7 +26045,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #560]
+	ldr	q19, [x6, #560]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -26065,7 +26195,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v7.16b
 	eor	v23.16b, v6.16b, v23.16b
 	and	v7.16b, v31.16b, v7.16b
@@ -26121,7 +26251,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -26354,7 +26484,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -26410,7 +26540,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -26445,7 +26575,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_34:
 	eor	v17.16b, v16.16b, v2.16b
@@ -26793,7 +26923,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -26802,27 +26932,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_9
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_9
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_9:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_9
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_9:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_9:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -26845,10 +26976,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_16
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_16:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -26857,7 +26998,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -26925,10 +27066,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -27012,30 +27153,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -27096,7 +27237,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -27149,7 +27290,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -27158,7 +27299,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v18.16b, #85
 	movi	v19.16b, #51
 	tbl	v1.16b, {v1.16b}, v17.16b
@@ -27218,10 +27359,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -27305,30 +27446,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -27389,7 +27530,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -27568,7 +27709,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #592]
+	ldr	q17, [x6, #592]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -27596,22 +27737,29 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_256:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
-	ldr	s3, [x6, #392]
-	ldr	s4, [x6, #396]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -27753,7 +27901,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -27809,7 +27957,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -27842,9 +27990,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_37:
 	eor	v17.16b, v16.16b, v2.16b
@@ -27929,7 +28077,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -27941,18 +28089,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -28185,7 +28333,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -28210,18 +28358,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10:
@@ -28229,7 +28379,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q5, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -28239,7 +28389,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -28385,7 +28535,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
@@ -28441,7 +28591,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -28670,7 +28820,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -28726,7 +28876,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -28761,7 +28911,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_38:
 	eor	v17.16b, v16.16b, v2.16b
@@ -29102,7 +29252,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -29114,27 +29264,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_10
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_17
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_10:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_17:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -29149,15 +29300,25 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_18
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_18:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -29221,10 +29382,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -29308,30 +29469,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -29392,7 +29553,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -29438,7 +29599,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -29450,7 +29611,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -29510,10 +29671,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -29597,30 +29758,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -29681,7 +29842,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -29853,7 +30014,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #592]
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -29876,20 +30037,27 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_256:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single256
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
-	ldr	s1, [x6, #384]
-	ldr	s2, [x6, #388]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -30031,7 +30199,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -30087,7 +30255,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -30120,9 +30288,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41:
 	eor	v17.16b, v16.16b, v2.16b
@@ -30207,7 +30375,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -30219,18 +30387,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -30464,7 +30632,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -30482,18 +30650,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11:
@@ -30501,7 +30671,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q3, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
@@ -30509,7 +30679,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -30653,7 +30823,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
@@ -30709,7 +30879,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -30936,7 +31106,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -30992,7 +31162,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -31027,7 +31197,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42:
 	eor	v17.16b, v16.16b, v2.16b
@@ -31369,7 +31539,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -31378,27 +31548,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_11
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_11
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_19
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_11:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_19:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_11
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_11:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_11:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -31409,13 +31580,23 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_20
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_20:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -31477,10 +31658,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
-	mov	x9, #2
+	mov	x9, #1536
+	add	x9, x0, x9
+	add	x10, x6, #0
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -31564,30 +31745,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -31648,7 +31829,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -31695,7 +31876,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -31704,7 +31885,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -31764,10 +31945,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x9, #1792
+	add	x9, x0, x9
+	add	x10, x6, #64
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -31851,30 +32032,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -31935,7 +32116,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -32108,7 +32289,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #592]
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -32124,15 +32305,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_256:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256:
-	add	x6, x0, x6, lsl #2
+	add	x7, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
-	ldr	s1, [x6, #384]
+	ldr	s1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -32274,7 +32462,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -32330,7 +32518,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -32363,9 +32551,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45:
 	eor	v17.16b, v16.16b, v2.16b
@@ -32450,7 +32638,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -32462,18 +32650,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -32706,7 +32894,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -32743,18 +32931,20 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_12
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_12:
@@ -32762,14 +32952,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #2
+	add	x8, x0, x7, lsl #2
 	ldr	q2, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #560]
+	ldr	q18, [x6, #560]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -32912,7 +33102,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v3.16b
 	and	v3.16b, v21.16b, v3.16b
-	ldr	q21, [x7]
+	ldr	q21, [x6]
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
@@ -32968,7 +33158,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v31.16b
 	eor	v20.16b, v20.16b, v25.16b
 	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x7, #16]
+	ldr	q22, [x6, #16]
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v16.16b, v29.16b, v23.16b
 	eor	v23.16b, v28.16b, v24.16b
@@ -33194,7 +33384,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7, #32]
+	ldr	q20, [x6, #32]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -33250,7 +33440,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #48]
+	ldr	q21, [x6, #48]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -33285,7 +33475,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v24.16b, v16.16b
 	mov	x8, #1792
 	add	x8, x0, x8
-	add	x9, x7, #64
+	add	x9, x6, #64
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_46:
 	eor	v17.16b, v16.16b, v2.16b
@@ -33626,7 +33816,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -33635,27 +33825,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_12
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_21
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_12:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_21:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_8
@@ -33685,12 +33876,12 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -33751,9 +33942,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1536
-	add	x6, x0, x6
-	add	x8, x7, #0
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_47:
 	eor	v17.16b, v16.16b, v2.16b
@@ -33838,7 +34029,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -33850,18 +34041,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -33968,7 +34159,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -33977,7 +34168,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	q17, [x7, #528]
+	ldr	q17, [x6, #528]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -34037,9 +34228,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_48:
 	eor	v17.16b, v16.16b, v2.16b
@@ -34124,7 +34315,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -34136,18 +34327,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -34380,7 +34571,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #592]
+	ldr	q25, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -34420,13 +34611,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
 .Laesgen_neon_bitsliced_face_r1_xor_stream_refresh256:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #560]
+	ldr	q17, [x6, #560]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -34569,7 +34760,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x7]
+	ldr	q20, [x6]
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -34625,7 +34816,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v19.16b, v19.16b, v24.16b
 	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x7, #16]
+	ldr	q21, [x6, #16]
 	eor	v6.16b, v7.16b, v6.16b
 	eor	v7.16b, v28.16b, v22.16b
 	eor	v22.16b, v27.16b, v23.16b
@@ -34710,21 +34901,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #352]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

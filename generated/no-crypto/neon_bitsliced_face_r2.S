@@ -6261,35 +6261,35 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
 .Laesgen_neon_bitsliced_face_r2_xor_stream_aes128:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_top128:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_end128
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh128
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_128
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	ldp	q5, q6, [x6, #448]
-	ldp	q7, q16, [x6, #480]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
+	ldp	q5, q6, [x7, #448]
+	ldp	q7, q16, [x7, #480]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -6349,9 +6349,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round:
 	eor	v17.16b, v16.16b, v2.16b
@@ -6436,7 +6436,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -6448,18 +6448,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -6720,18 +6720,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run:
@@ -6739,7 +6741,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -6753,7 +6755,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #544]
+	ldr	q19, [x6, #544]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -6823,7 +6825,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_2:
 	eor	v18.16b, v16.16b, v2.16b
@@ -7114,7 +7116,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_3:
 	eor	v17.16b, v16.16b, v2.16b
@@ -7462,27 +7464,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -7505,10 +7508,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -7517,7 +7530,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -7585,10 +7598,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -7672,30 +7685,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -7756,7 +7769,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -7860,10 +7873,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -7947,30 +7960,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -8031,7 +8044,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -8229,20 +8242,27 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_128:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -8302,9 +8322,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6:
 	eor	v17.16b, v16.16b, v2.16b
@@ -8389,7 +8409,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -8401,18 +8421,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -8665,18 +8685,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_2
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_2:
@@ -8684,7 +8706,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -8694,7 +8716,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -8760,7 +8782,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7:
 	eor	v18.16b, v17.16b, v2.16b
@@ -9047,7 +9069,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8:
 	eor	v17.16b, v16.16b, v2.16b
@@ -9395,27 +9417,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_2
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_2
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_2:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_2
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_2:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_2:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -9430,15 +9453,25 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -9502,10 +9535,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -9589,30 +9622,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -9673,7 +9706,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -9781,10 +9814,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -9868,30 +9901,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -9952,7 +9985,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -10142,19 +10175,26 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_128:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single128
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
-	ldp	q1, q2, [x6, #384]
+	ldp	q1, q2, [x7, #384]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -10214,9 +10254,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11:
 	eor	v17.16b, v16.16b, v2.16b
@@ -10301,7 +10341,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -10313,18 +10353,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -10573,18 +10613,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_3
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_3:
@@ -10592,7 +10634,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -10600,7 +10642,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -10664,7 +10706,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12:
 	eor	v18.16b, v17.16b, v2.16b
@@ -10949,7 +10991,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13:
 	eor	v17.16b, v16.16b, v2.16b
@@ -11297,27 +11339,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -11328,13 +11371,23 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_128:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_128:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -11396,10 +11449,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -11483,30 +11536,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -11567,7 +11620,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -11677,10 +11730,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -11764,30 +11817,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -11848,7 +11901,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -12034,15 +12087,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_128:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
-	ldr	q1, [x6, #384]
+	ldr	q1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -12102,9 +12162,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16:
 	eor	v17.16b, v16.16b, v2.16b
@@ -12189,7 +12249,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -12201,18 +12261,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -12480,18 +12540,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_4
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_4:
@@ -12499,14 +12561,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -12569,7 +12631,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17:
 	eor	v18.16b, v17.16b, v3.16b
@@ -12853,7 +12915,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18:
 	eor	v17.16b, v16.16b, v2.16b
@@ -13201,27 +13263,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_4
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_4:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2
@@ -13251,12 +13314,12 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -13317,9 +13380,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19:
 	eor	v17.16b, v16.16b, v2.16b
@@ -13404,7 +13467,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -13416,18 +13479,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -13599,9 +13662,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_20:
 	eor	v17.16b, v16.16b, v2.16b
@@ -13686,7 +13749,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -13698,18 +13761,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -13980,13 +14043,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
 .Laesgen_neon_bitsliced_face_r2_xor_stream_refresh128:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -14049,7 +14112,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1200
 	add	x8, x0, x8
-	add	x9, x7, #96
+	add	x9, x6, #96
 	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21:
 	eor	v17.16b, v16.16b, v2.16b
@@ -14272,53 +14335,54 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_top192:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_end192
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	ldp	q5, q6, [x6, #448]
-	ldp	q7, q16, [x6, #480]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
+	ldp	q5, q6, [x7, #448]
+	ldp	q7, q16, [x7, #480]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -14378,9 +14442,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22:
 	eor	v17.16b, v16.16b, v2.16b
@@ -14465,7 +14529,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -14477,18 +14541,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -14728,7 +14792,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
+	ldr	q17, [x6, #608]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -14758,18 +14822,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_5
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_5:
@@ -14777,7 +14843,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -14791,7 +14857,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #544]
+	ldr	q19, [x6, #544]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -14861,7 +14927,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_23:
 	eor	v18.16b, v16.16b, v2.16b
@@ -15152,7 +15218,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24:
 	eor	v17.16b, v16.16b, v2.16b
@@ -15500,7 +15566,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
+	ldr	q17, [x6, #608]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -15509,27 +15575,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -15552,10 +15619,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -15564,7 +15641,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -15632,10 +15709,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -15719,30 +15796,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -15803,7 +15880,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -15907,10 +15984,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -15994,30 +16071,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -16078,7 +16155,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -16257,7 +16334,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x7, #608]
+	ldr	q17, [x6, #608]
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -16285,20 +16362,27 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_192:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -16358,9 +16442,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27:
 	eor	v17.16b, v16.16b, v2.16b
@@ -16445,7 +16529,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -16457,18 +16541,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -16701,7 +16785,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
+	ldr	q20, [x6, #608]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -16726,18 +16810,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_6
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_6:
@@ -16745,7 +16831,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -16755,7 +16841,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -16821,7 +16907,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28:
 	eor	v18.16b, v17.16b, v2.16b
@@ -17108,7 +17194,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29:
 	eor	v17.16b, v16.16b, v2.16b
@@ -17449,7 +17535,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
+	ldr	q20, [x6, #608]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -17461,27 +17547,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -17496,15 +17583,25 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -17568,10 +17665,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17655,30 +17752,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -17739,7 +17836,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -17847,10 +17944,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17934,30 +18031,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -18018,7 +18115,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -18190,7 +18287,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x7, #608]
+	ldr	q20, [x6, #608]
 	bif	v2.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v5.16b, v18.16b, v17.16b
@@ -18213,19 +18310,26 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_192:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single192
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
-	ldp	q1, q2, [x6, #384]
+	ldp	q1, q2, [x7, #384]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -18285,9 +18389,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32:
 	eor	v17.16b, v16.16b, v2.16b
@@ -18372,7 +18476,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -18384,18 +18488,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -18629,7 +18733,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -18647,18 +18751,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_7
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_7:
@@ -18666,7 +18772,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -18674,7 +18780,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -18738,7 +18844,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33:
 	eor	v18.16b, v17.16b, v2.16b
@@ -19023,7 +19129,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34:
 	eor	v17.16b, v16.16b, v2.16b
@@ -19365,7 +19471,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -19374,27 +19480,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -19405,13 +19512,23 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_192:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_192:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -19473,10 +19590,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -19560,30 +19677,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -19644,7 +19761,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -19754,10 +19871,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -19841,30 +19958,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -19925,7 +20042,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -20098,7 +20215,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
 	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x7, #608]
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
@@ -20114,15 +20231,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_192:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
-	ldr	q1, [x6, #384]
+	ldr	q1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -20182,9 +20306,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37:
 	eor	v17.16b, v16.16b, v2.16b
@@ -20269,7 +20393,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -20281,18 +20405,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -20525,7 +20649,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	ldr	q25, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -20562,18 +20686,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_8
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_8:
@@ -20581,14 +20707,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -20651,7 +20777,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38:
 	eor	v18.16b, v17.16b, v3.16b
@@ -20935,7 +21061,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39:
 	eor	v17.16b, v16.16b, v2.16b
@@ -21276,7 +21402,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	ldr	q25, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -21285,27 +21411,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_5
@@ -21335,12 +21462,12 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -21401,9 +21528,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_40:
 	eor	v17.16b, v16.16b, v2.16b
@@ -21488,7 +21615,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -21500,18 +21627,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -21683,9 +21810,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_41:
 	eor	v17.16b, v16.16b, v2.16b
@@ -21770,7 +21897,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -21782,18 +21909,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -22026,7 +22153,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x7, #608]
+	ldr	q25, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
 	bif	v2.16b, v22.16b, v17.16b
@@ -22066,13 +22193,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
 .Laesgen_neon_bitsliced_face_r2_xor_stream_refresh192:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -22135,7 +22262,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1200
 	add	x8, x0, x8
-	add	x9, x7, #96
+	add	x9, x6, #96
 	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_42:
 	eor	v17.16b, v16.16b, v2.16b
@@ -22358,53 +22485,54 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
-	adrp	x7, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
-	add	x7, x7, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	adrp	x6, .Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
+	add	x6, x6, :lo12:.Laesgen_neon_bitsliced_face_r2_xor_stream_bsn_consts
 	movi	v0.2d, #0x0000000000000000
-	mov	w6, #1
-	mov	v0.b[15], w6
+	mov	w7, #1
+	mov	v0.b[15], w7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_top256:
 	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_end256
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	ldp	x8, x9, [x0, #296]
-	cmp	x6, x8
+	cmp	x7, x8
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh256
 	cmp	x5, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_refresh256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256:
-	and	x6, x4, #255
+	and	x7, x4, #255
 	cmp	x3, #128
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256
-	cmp	x6, #248
+	cmp	x7, #248
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
-	ldp	q5, q6, [x6, #448]
-	ldp	q7, q16, [x6, #480]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
+	ldp	q5, q6, [x7, #448]
+	ldp	q7, q16, [x7, #480]
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
 	eor	v3.16b, v3.16b, v17.16b
@@ -22464,9 +22592,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_43:
 	eor	v17.16b, v16.16b, v2.16b
@@ -22551,7 +22679,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -22563,18 +22691,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -22835,18 +22963,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #8
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #7
-	cmp	x10, x11
+	add	x9, x8, #8
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #7
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_9
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #8
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_9:
@@ -22854,7 +22984,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q17, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -22868,7 +22998,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q18, [x0]
-	ldr	q19, [x7, #544]
+	ldr	q19, [x6, #544]
 	movi	v20.16b, #85
 	eor	v1.16b, v1.16b, v18.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -22938,7 +23068,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_44:
 	eor	v18.16b, v16.16b, v2.16b
@@ -23229,7 +23359,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_45:
 	eor	v17.16b, v16.16b, v2.16b
@@ -23577,27 +23707,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9
 	add	x8, x8, #8
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9:
-	mov	x8, #8
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #8
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
@@ -23620,10 +23751,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_16
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_16:
+	sub	x8, x8, #8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -23632,7 +23773,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v7.16b, v6.16b, v0.16b
 	add	v16.16b, v7.16b, v0.16b
 	ldr	q17, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v19.16b, #85
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v17.16b
@@ -23700,10 +23841,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -23787,30 +23928,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -23871,7 +24012,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -23975,10 +24116,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -24062,30 +24203,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -24146,7 +24287,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -24344,20 +24485,27 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_256:
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256
-	cmp	x6, #252
+	cmp	x7, #252
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
-	ldp	q1, q2, [x6, #384]
-	ldp	q3, q4, [x6, #416]
+	ldp	q1, q2, [x7, #384]
+	ldp	q3, q4, [x7, #416]
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v5.16b
 	eor	v3.16b, v3.16b, v5.16b
@@ -24417,9 +24565,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48:
 	eor	v17.16b, v16.16b, v2.16b
@@ -24504,7 +24652,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -24516,18 +24664,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -24780,18 +24928,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #4
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #3
-	cmp	x10, x11
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_10
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #4
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_10:
@@ -24799,7 +24949,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q5, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -24809,7 +24959,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q16, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v16.16b
@@ -24875,7 +25025,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49:
 	eor	v18.16b, v17.16b, v2.16b
@@ -25162,7 +25312,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50:
 	eor	v17.16b, v16.16b, v2.16b
@@ -25510,27 +25660,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10
 	add	x8, x8, #4
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_17
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_17:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10:
-	mov	x8, #4
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
@@ -25545,15 +25696,25 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_18
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_18:
+	sub	x8, x8, #4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
 	ldr	q7, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v7.16b
@@ -25617,10 +25778,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -25704,30 +25865,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -25788,7 +25949,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -25896,10 +26057,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -25983,30 +26144,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -26067,7 +26228,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -26257,19 +26418,26 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_256:
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single256
-	cmp	x6, #254
+	cmp	x7, #254
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_single256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
-	ldp	q1, q2, [x6, #384]
+	ldp	q1, q2, [x7, #384]
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v3.16b
 	movi	v3.2d, #0x0000000000000000
@@ -26329,9 +26497,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53:
 	eor	v17.16b, v16.16b, v2.16b
@@ -26416,7 +26584,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -26428,18 +26596,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -26688,18 +26856,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #2
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #1
-	cmp	x10, x11
+	add	x9, x8, #2
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #1
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_11
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #2
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_11:
@@ -26707,7 +26877,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q3, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
@@ -26715,7 +26885,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v6.16b
@@ -26779,7 +26949,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54:
 	eor	v18.16b, v17.16b, v2.16b
@@ -27064,7 +27234,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55:
 	eor	v17.16b, v16.16b, v2.16b
@@ -27412,27 +27582,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11
 	add	x8, x8, #2
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_19
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_19:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11:
-	mov	x8, #2
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #2
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
@@ -27443,13 +27614,23 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_256:
-	rev	x6, x5
-	rev	x8, x4
-	fmov	d1, x6
-	mov	v1.d[1], x8
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	and	x8, x8, #255
+	add	x8, x8, x7
+	cmp	x8, #256
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_20
+	mov	x8, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_20:
+	sub	x8, x8, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_256:
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q5, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -27511,10 +27692,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
-	mov	x9, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x6, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -27598,30 +27779,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -27682,7 +27863,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -27792,10 +27973,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x9, #0x1300
+	add	x9, x0, x9
+	add	x10, x6, #32
+	mov	x11, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -27879,30 +28060,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x9], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x10], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x9], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x9], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -27963,7 +28144,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -28149,15 +28330,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_256:
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256:
-	add	x6, x0, x6, lsl #4
+	add	x7, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
-	ldr	q1, [x6, #384]
+	ldr	q1, [x7, #384]
 	eor	v1.16b, v1.16b, v2.16b
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
@@ -28217,9 +28405,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58:
 	eor	v17.16b, v16.16b, v2.16b
@@ -28304,7 +28492,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -28316,18 +28504,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -28595,18 +28783,20 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256:
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x10, x8, #1
-	and	x10, x10, #255
-	sub	x10, x10, #1
-	add	x11, x9, #0
-	cmp	x10, x11
+	add	x9, x8, #1
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #0
+	cmp	x9, x10
 	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_12
-	movz	x10, #0xffff, lsl #0
-	str	x10, [x0, #344]
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
 	add	x8, x8, #1
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_12:
@@ -28614,14 +28804,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
-	add	x8, x0, x6, lsl #4
+	add	x8, x0, x7, lsl #4
 	ldr	q2, [x0, #368]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	ldr	q5, [x0]
-	ldr	q18, [x7, #544]
+	ldr	q18, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v5.16b
@@ -28684,7 +28874,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v26.16b, v18.16b
 	mov	x9, #0x1200
 	add	x9, x0, x9
-	add	x10, x7, #96
+	add	x10, x6, #96
 	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59:
 	eor	v18.16b, v17.16b, v3.16b
@@ -28968,7 +29158,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1300
 	add	x8, x0, x8
-	add	x9, x7, #32
+	add	x9, x6, #32
 	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_60:
 	eor	v17.16b, v16.16b, v2.16b
@@ -29316,27 +29506,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldp	x8, x9, [x0, #328]
-	sub	x8, x6, x8
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
 	and	x8, x8, #255
+	ldr	x9, [x0, #336]
 	cmp	x8, x9
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12
 	add	x8, x8, #1
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_12
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_21
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_12:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_21:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12
+	str	xzr, [x0, #328]
 	mov	x9, #256
-	stp	xzr, x9, [x0, #328]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12:
 	str	x9, [x0, #336]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12:
-	mov	x8, #1
-	stp	x6, x8, [x0, #328]
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
 .Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8
@@ -29366,12 +29557,12 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256:
-	rev	x6, x5
+	rev	x7, x5
 	rev	x8, x4
-	fmov	d1, x6
+	fmov	d1, x7
 	mov	v1.d[1], x8
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -29432,9 +29623,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1200
-	add	x6, x0, x6
-	add	x8, x7, #96
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
 	mov	x9, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_61:
 	eor	v17.16b, v16.16b, v2.16b
@@ -29519,7 +29710,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -29531,18 +29722,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -29714,9 +29905,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
 	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_62:
 	eor	v17.16b, v16.16b, v2.16b
@@ -29801,7 +29992,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
@@ -29813,18 +30004,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -30095,13 +30286,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
 .Laesgen_neon_bitsliced_face_r2_xor_stream_refresh256:
-	and	x6, x4, #0xffffffffffffff00
+	and	x7, x4, #0xffffffffffffff00
 	rev	x8, x5
-	rev	x9, x6
+	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
 	ldr	q4, [x0]
-	ldr	q17, [x7, #544]
+	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	eor	v1.16b, v1.16b, v4.16b
@@ -30164,7 +30355,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v25.16b, v17.16b
 	mov	x8, #0x1200
 	add	x8, x0, x8
-	add	x9, x7, #96
+	add	x9, x6, #96
 	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_63:
 	eor	v17.16b, v16.16b, v2.16b
@@ -30387,21 +30578,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #368]
-	stp	x6, x5, [x0, #296]
-	and	x6, x4, #0xff0000000000
+	stp	x7, x5, [x0, #296]
+	and	x7, x4, #0xff0000000000
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
 	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	cmp	x7, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3
 	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3:
-	stp	x6, x8, [x0, #312]
-	stp	xzr, xzr, [x0, #328]
-	movz	x6, #1, lsl #0
-	str	x6, [x0, #344]
+	stp	x7, x8, [x0, #312]
+	str	xzr, [x0, #328]
+	str	xzr, [x0, #336]
+	mov	x7, #1
+	str	x7, [x0, #344]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

@@ -1,5 +1,7 @@
-"""AES-CTR kernels for every x86 vector method: the batch loop of xor_stream, under the CTR
-skeleton's entry points (modes/ctr/skeleton.py: init, set_iv, wipe, xor_stream's frame).
+"""AES-CTR kernels for every x86 vector method: the batch (counters, FACE starts and fills,
+load/XOR/store) that the shared loops run (modes/ctr/batch_loop.py for the ladder,
+kernels/grouped_ctr.py for aligned groups), under the CTR skeleton's entry points
+(modes/ctr/skeleton.py: init, set_iv, wipe, xor_stream's frame).
 
 One body serves xmm, ymm and zmm: a vector register holds ``lanes`` = width/128 blocks and a
 batch is ``interleave`` registers. The round function comes from a RoundEngine (AES-NI/VAES
@@ -34,16 +36,16 @@ from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Label, Reg
 from ..isa.table import load_table
 from ..modes import BuiltKernel
+from ..modes.ctr.batch_loop import Stream
+from ..modes.ctr.batch_loop import stream_body as ladder_stream_body
 from ..modes.ctr.skeleton import build_entries, keystream_tail
 from ..passes.abi import sysv_with_vectors
 from . import ctx_layout as L
 from .engine_choice import engine_for
 from .engines import RoundEngine
-from .face_fill import (back_if_filled, clear_of_run, fill_allowed, jump_unless_complete,
-                        keep_or_empty_table, record_filled)
+from .face_fill import FaceRun
 from .spec import FACE_ROUNDS, ROUNDS, KernelSpec
-from .ctr_stream import (Stream, count_up, counter_in_every_lane, loop_exit,
-                         loop_head, mem, open_stream, spread_blocks)
+from .ctr_stream import count_up, counter_in_every_lane, mem, open_stream, spread_blocks
 from .grouped_ctr import stream_body as grouped_stream_body
 from .vector_ops import VectorOps
 
@@ -63,6 +65,7 @@ class Kernel:
         self.layout = L.layout_for(spec.face, self.engine.r1_entry(),
                                    self.engine.context_extra())
         self.r1_entry = self.layout.r1_entry
+        self.run = FaceRun(self.isa)
 
     def builder(self, entry: str, doc: str) -> KernelBuilder:
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
@@ -82,8 +85,36 @@ class Kernel:
 
     def stream_body(self, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
                     length: Reg, done: Label) -> None:
-        body = grouped_stream_body if self.engine.grouped_batches else _stream_body
-        body(self, b, self.vector_ops(b), bits, ctx, out, inp, length, done)
+        """The batch strategy is the engine's: aligned groups (kernels/grouped_ctr.py) or
+        the ladder (modes/ctr/batch_loop.py)."""
+        if self.engine.grouped_batches:
+            grouped_stream_body(self, b, self.vector_ops(b), bits, ctx, out, inp, length, done)
+        else:
+            ladder_stream_body(self, b, bits, ctx, out, inp, length, done)
+
+    # --- what the ladder loop asks (modes/ctr/batch_loop.py) -----------------------------
+    aligned_batches = True       # in15 a multiple of the batch: round 0 is one XOR a register
+
+    @property
+    def lanes(self) -> int:
+        return self.spec.lanes
+
+    @property
+    def smallest_batch(self) -> int:
+        """On xmm a one-register batch is a single block, so the ladder stops at two."""
+        return 1 if self.spec.lanes > 1 else 2
+
+    def open_stream(self, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
+                    length: Reg) -> Stream:
+        return open_stream(self, b, self.vector_ops(b), bits, ctx, out, inp, length)
+
+    def batch(self, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str,
+              then: Label | None = None, single: bool = False) -> None:
+        width = 128 if single else self.spec.width
+        _batch(self, b, self.vector_ops(b), bits, s, m, width, mode, then)
+
+    def refresh(self, b: KernelBuilder, s: Stream, bits: int, window_ok: Label) -> None:
+        _refresh(self, b, self.vector_ops(b), s, bits, window_ok)
 
     def scrub(self, b: KernelBuilder, entry: str) -> None:
         b.function.scrub_vectors = True     # passes/frame.py clears the vector registers
@@ -96,122 +127,6 @@ class Kernel:
         v.unpack_low_qwords(x, x, t)
         v.shuffle_bytes(x, x, b.const("bswap128", BSWAP128))
         return x
-
-
-def batch_ladder(spec: KernelSpec) -> list[int]:
-    """Register counts a batch may use, largest first: the full interleave, then halves,
-    for when the window's end or the message's end leaves less than a full batch (a message
-    under a fresh IV starts anywhere in a window). Single blocks take what is left; on xmm a
-    one-register batch is a single block, so the ladder stops at two there."""
-    sizes, m = [spec.interleave], spec.interleave // 2
-    while m >= (1 if spec.lanes > 1 else 2):
-        sizes.append(m)
-        m //= 2
-    return sizes
-
-
-def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg,
-                 inp: Reg, length: Reg, done: Label) -> None:
-    """The loop for one key size: batches, single blocks, the partial tail, FACE refresh."""
-    spec, a = k.spec, b.asm
-    face = spec.face
-    s = open_stream(k, b, v, bits, ctx, out, inp, length)
-    window_ok, refresh = b.label(f"window_ok{bits}"), b.label(f"refresh{bits}")
-    single = b.label(f"single{bits}")
-
-    ladder = batch_ladder(spec)
-    tries = [b.label(f"try{m}_{bits}") for m in ladder] + [single]
-    with b.region(f"steady-{bits}"):
-        loop_head(b, s, face, refresh, window_ok)
-    for n, m in enumerate(ladder):
-        blocks = m * spec.lanes
-        region = f"steady-{bits}" if n == 0 else f"batch{m}-{bits}"
-        fill = b.label(f"fill{m}_{bits}")
-        with b.region(region):
-            if n > 0:
-                b.bind(tries[n])
-            unaligned = b.label(f"unaligned{m}_{bits}")
-            pow2 = blocks & (blocks - 1) == 0
-            with b.phase("loop"):
-                a.cmp(length, Imm(16 * blocks))
-                a.jb(tries[n + 1])
-                a.cmp(s.idx, Imm(256 - blocks))
-                a.ja(tries[n + 1])
-                if face != "none":
-                    jump_unless_complete(b, ctx, fill)
-                elif pow2:
-                    a.test(s.idx, Imm(blocks - 1))
-                    a.jne(unaligned)
-            fast = b.label(f"fast{m}_{bits}")
-            b.bind(fast)
-            _batch(k, b, v, bits, s, m, spec.width,
-                   "fast" if face != "none" else ("aligned" if pow2 else "full"))
-        if face == "none" and pow2:
-            with b.region(f"unaligned{m}-{bits}"):
-                b.bind(unaligned)
-                _batch(k, b, v, bits, s, m, spec.width, "full")
-        if face != "none":
-            spent = b.label(f"spent{m}_{bits}")
-            with b.region(f"fill{m}-{bits}"):
-                b.bind(fill)
-                back_if_filled(b, ctx, s.idx, blocks, fast)
-                fill_allowed(b, ctx, spent)
-                _batch(k, b, v, bits, s, m, spec.width, "fill")
-            with b.region(f"spent{m}-{bits}"):          # a tag seen once: no table, as none
-                b.bind(spent)
-                # until the window ends or the run is ahead, batch after batch as in none:
-                # none of them can meet the run, so the checks above would change nothing
-                stop = clear_of_run(b, ctx, s.idx, blocks)
-                again, next_ = b.label(f"spent_again{m}_{bits}"), b.label(f"spent_next{m}_{bits}")
-                b.bind(again)
-                if pow2:
-                    spent_unaligned = b.label(f"spent_unaligned{m}_{bits}")
-                    a.test(s.idx, Imm(blocks - 1))
-                    a.jne(spent_unaligned)
-                    _batch(k, b, v, bits, s, m, spec.width, "aligned", then=next_)
-                    b.bind(spent_unaligned)
-                _batch(k, b, v, bits, s, m, spec.width, "full", then=next_)
-                b.bind(next_)
-                with b.phase("loop"):
-                    a.add(s.idx, Imm(blocks))          # the next batch's in15, this window
-                    a.cmp(s.idx, stop)
-                    a.ja(s.top)
-                    a.cmp(s.length, Imm(16 * blocks))
-                    a.jb(s.top)
-                    a.jmp(again)
-
-    _single_paths(k, b, v, bits, s, single)
-
-    loop_exit(b, s, done)
-    if face != "none":
-        with b.region(f"refresh-{bits}"), b.phase("refresh"):
-            b.bind(refresh)
-            _refresh(k, b, v, s, bits, window_ok)
-
-
-def _single_paths(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream,
-                  single: Label) -> None:
-    """Single blocks: what a window's or message's end leaves after the batch ladder."""
-    ctx, face = s.ctx, k.spec.face
-    with b.region(f"single-{bits}"):
-        b.bind(single)
-        if face == "none":
-            _batch(k, b, v, bits, s, 1, 128, "full")
-        else:
-            single_fill, fast = b.label(f"single_fill{bits}"), b.label(f"single_fast{bits}")
-            jump_unless_complete(b, ctx, single_fill)
-            b.bind(fast)
-            _batch(k, b, v, bits, s, 1, 128, "fast")
-    if face != "none":
-        spent = b.label(f"single_spent{bits}")
-        with b.region(f"single_fill-{bits}"):
-            b.bind(single_fill)
-            back_if_filled(b, ctx, s.idx, 1, fast)
-            fill_allowed(b, ctx, spent)
-            _batch(k, b, v, bits, s, 1, 128, "fill")
-        with b.region(f"single_spent-{bits}"):
-            b.bind(spent)
-            _batch(k, b, v, bits, s, 1, 128, "full")
 
 
 def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: int,
@@ -298,7 +213,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             blocks = k.engine.rounds(k, b, v, s.keys, blocks, done + 1, nr, nr) or blocks
     if mode == "fill":
         with b.phase("table_fill"):
-            record_filled(b, s.ctx, s.idx, blocks_n)
+            k.run.record_filled(b, s.ctx, s.idx, blocks_n)
     partial = b.label("partial") if blocks_n == 1 else None
     if partial is not None:
         with b.phase("partial"):
@@ -352,7 +267,7 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
         v.store(mem(128, ctx, L.CACHE_R2), x)
     a.mov(mem(64, ctx, L.WINDOW_LO), base)
     a.mov(mem(64, ctx, L.WINDOW_HI), hi)
-    keep_or_empty_table(b, ctx, lo, hi, window_ok, first_fill=1)
+    k.run.keep_or_empty_table(b, ctx, lo, hi, window_ok, first_fill=1)
 
 
 def build_kernel(spec: KernelSpec) -> BuiltKernel:

@@ -1,38 +1,19 @@
-"""The CTR stream's registers and loop frame, shared by the batch-ladder loop
-(kernels/ctr_kernel.py) and the aligned-group loop (kernels/grouped_ctr.py): the counter as
-two native 64-bit halves, the loop head with its FACE window check, the exit that keeps the
-counter, and the per-lane counter helpers. ``k`` is the kernel being built
-(kernels/ctr_kernel.Kernel).
+"""The x86 side of the CTR stream, shared by the batch-ladder loop (modes/ctr/batch_loop.py
+through kernels/ctr_kernel.py) and the aligned-group loop (kernels/grouped_ctr.py): the
+stream's registers (the counter as two native 64-bit halves, the engine's round keys) and
+the per-lane counter helpers. ``k`` is the kernel being built (kernels/ctr_kernel.Kernel).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ..arch.x86_64.scalar import X86Scalar
 from ..dsl.builder import KernelBuilder
-from ..dsl.operands import Imm, Label, Mem, Reg
-from . import ctx_layout as L
-from ..modes.ctr.skeleton import keep_counter, load_counter
+from ..dsl.operands import Imm, Mem, Reg
+from ..modes.ctr.batch_loop import Stream
+from ..modes.ctr.skeleton import load_counter
 from .vector_ops import VectorOps
 
 
 def mem(width: int, base: Reg, disp: int = 0, index: Reg | None = None, scale: int = 1) -> Mem:
     return Mem(width, base=base, index=index, scale=scale, disp=disp)
-
-
-@dataclass
-class Stream:
-    """The registers one key size's loop works with."""
-    ctx: Reg
-    out: Reg
-    inp: Reg
-    length: Reg
-    lo: Reg          # counter bytes 8..15 as a number
-    hi: Reg          # counter bytes 0..7
-    idx: Reg         # in15 of the next block
-    end: Label       # store the counter and return
-    top: Label       # next batch
-    keys: object     # the engine's round-key access for this key size
 
 
 def count_up(b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
@@ -75,32 +56,6 @@ def open_stream(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
     return Stream(ctx, out, inp, length, lo, hi, idx, end, top, keys)
 
 
-def loop_head(b: KernelBuilder, s: Stream, face: str, refresh: Label, window_ok: Label) -> None:
-    """The top of a batch loop: stop at length 0; with FACE, go to ``refresh`` when the
-    counter has left the window the caches hold; then idx = in15 of the next block."""
-    a = b.asm
-    with b.phase("loop"):
-        b.bind(s.top)
-        a.test(s.length, s.length)
-        a.je(s.end)
-        if face != "none":
-            t = b.gp()
-            a.mov(t, s.lo)
-            b.emit("and", t, Imm(-256))
-            a.cmp(t, mem(64, s.ctx, L.WINDOW_LO))
-            a.jne(refresh)
-            a.cmp(s.hi, mem(64, s.ctx, L.WINDOW_HI))
-            a.jne(refresh)
-        b.bind(window_ok)
-        a.movzx(s.idx.w32, s.lo.w8)
-
-
-def loop_exit(b: KernelBuilder, s: Stream, done: Label) -> None:
-    """Where the batch loop ends: keep the counter in the context for the next call."""
-    b.bind(s.end)
-    keep_counter(X86Scalar(), b, s.ctx, s.lo, s.hi, done)
-
-
 def counter_in_every_lane(k, b: KernelBuilder, v: VectorOps, lo: Reg, hi: Reg,
                           width: int) -> Reg:
     """The counter block hi:lo (a batch's first), in each 128-bit lane of a width-bit
@@ -111,12 +66,3 @@ def counter_in_every_lane(k, b: KernelBuilder, v: VectorOps, lo: Reg, hi: Reg,
     base = b.vec(width)
     v.broadcast_register(base, ctr)
     return base
-
-
-def counter_tag(b: KernelBuilder, lo: Reg, hi: Reg, tag_lo: Reg, tag_hi: Reg) -> None:
-    """tag_lo:tag_hi = the counter's bytes 0, 5 and 10 (hi:lo masked): what the FACE
-    tables depend on besides the key, compared with TAG_LO/TAG_HI."""
-    b.asm.movabs(tag_lo, Imm(L.TAG_LO_MASK))
-    b.emit("and", tag_lo, lo)
-    b.asm.movabs(tag_hi, Imm(L.TAG_HI_MASK))
-    b.emit("and", tag_hi, hi)

@@ -1,4 +1,6 @@
-"""Which FACE table entries of a CTR context are filled: one run of in15 values (x86-64).
+"""Which FACE table entries of a context are filled: one run of in15 values, kept the same
+way by every counter-mode kernel on both instruction sets (written over the general-purpose
+layer, arch/*/scalar.py).
 
 The entries valid for the table's tag (counter bytes 0, 5, 10) are the run
 FILL_START, FILL_START + 1, ..., FILL_START + FILL_COUNT - 1 (mod 256); a complete table is
@@ -21,27 +23,30 @@ with the one batch filled at first sight.)
 
 Every value here is public (in15 and the run come from the counter), so the branches are
 too. The CTR contexts (kernels/ctx_layout.py) and the GCM ones (modes/gcm) keep the run in
-four u64 fields, named by RunFields; the AArch64 kernels keep the same run
-(kernels/a64/face_fill.py).
+five u64 fields, named by RunFields; a kernel holds a FaceRun (its ISA layer and fields) and
+calls its methods.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..dsl.builder import KernelBuilder
-from ..dsl.operands import Imm, Label, Mem, Reg
+from ..dsl.operands import Label, Mem, Reg
 from . import ctx_layout as L
-from .ctr_stream import counter_tag
 
 
 @dataclass(frozen=True)
 class RunFields:
     """Context offsets of the run and of the tag it is valid for (u64 each)."""
-    tag_lo: int         # counter byte 10, masked (ctr_stream.counter_tag)
+    tag_lo: int         # counter byte 10, masked (counter_tag)
     tag_hi: int         # counter bytes 0 and 5, masked
     start: int          # in15 of the first filled entry
     count: int          # filled entries from start on; 256 = complete
     budget: int         # fill batches that may still store (admission on second sight)
+
+    def __post_init__(self) -> None:
+        if self.tag_hi != self.tag_lo + 8:
+            raise ValueError("the tag's two halves must be one 16-byte pair")
 
 
 CTR_RUN = RunFields(L.TAG_LO, L.TAG_HI, L.FILL_START, L.FILL_COUNT, L.FILL_BUDGET)
@@ -50,127 +55,116 @@ CTR_RUN = RunFields(L.TAG_LO, L.TAG_HI, L.FILL_START, L.FILL_COUNT, L.FILL_BUDGE
 UNLIMITED = 0xFFFF
 
 
-def _field(ctx: Reg, offset: int) -> Mem:
-    return Mem(64, base=ctx, disp=offset)
-
-
-def jump_unless_complete(b: KernelBuilder, ctx: Reg, fill: Label,
-                         run: RunFields = CTR_RUN) -> None:
-    """The steady state's check: jump to ``fill`` unless the table is complete. There,
-    ``back_if_filled`` sends a batch whose entries are all in the run back to its fast path."""
-    b.asm.cmp(_field(ctx, run.count), Imm(256))
-    b.asm.jne(fill)
-
-
-def _offset_in_run(b: KernelBuilder, ctx: Reg, idx: Reg, run: RunFields) -> Reg:
-    """(idx - start) mod 256: where in15 = idx stands counted from the run's start."""
-    off = b.gp()
-    b.asm.mov(off, idx)
-    b.asm.sub(off, _field(ctx, run.start))
-    b.emit("and", off, Imm(255))
-    return off
-
-
-def back_if_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int, fast: Label,
-                   run: RunFields = CTR_RUN) -> None:
-    """Jump to ``fast`` when the entries of in15 = idx .. idx + blocks - 1 all lie in the
-    run: (idx - start) mod 256 + blocks <= count; else fall through to the fill.
-
-    A batch that overlaps the run is the tag seen again (a later message, or a stream back
-    at those in15 a window later), and lifts the fill budget. With d = (idx - start) mod
-    256 and e = (d + blocks) mod 256, the batch overlaps the run exactly when
-    1 <= e <= count + blocks - 1; a batch that continues the run (d = count) does not, so a
-    message cannot lift its own budget by filling."""
-    a = b.asm
-    off = _offset_in_run(b, ctx, idx, run)
-    e, limit = b.gp(), b.gp()
-    outside = b.label("outside_run")
-    a.lea(e, Mem(64, base=off, disp=blocks))
-    b.emit("and", e, Imm(255))
-    a.sub(e, Imm(1))                              # e - 1, huge when e = 0
-    a.mov(limit, _field(ctx, run.count))
-    a.add(limit, Imm(blocks - 1))
-    a.cmp(e, limit)
-    a.jae(outside)
-    a.mov(_field(ctx, run.budget), Imm(UNLIMITED))
-    a.add(off, Imm(blocks))
-    a.cmp(off, _field(ctx, run.count))
-    a.jbe(fast)
-    b.bind(outside)
-
-
-def clear_of_run(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int,
-                 run: RunFields = CTR_RUN) -> Reg:
-    """For a batch at in15 = idx that does not overlap the run: the last in15 a batch of
-    ``blocks`` may start at, going on from idx in this window, and still end before the
-    run begins: min(idx + ((start - idx) mod 256), 256) - blocks. Batches up to there can
-    skip the run checks (none of them can lift the budget) and the window check."""
-    a = b.asm
-    last, end = b.gp(), b.gp()
-    a.mov(last, _field(ctx, run.start))
-    a.sub(last, idx)
-    b.emit("and", last, Imm(255))
-    a.add(last, idx)
-    a.mov(end, Imm(256))
-    a.cmp(last, end)
-    a.cmova(last, end)
-    a.sub(last, Imm(blocks))
-    return last
-
-
-def fill_allowed(b: KernelBuilder, ctx: Reg, full: Label, run: RunFields = CTR_RUN) -> None:
-    """Before a fill batch: jump to ``full`` (compute in full, store nothing) when the
-    budget, counted in fill batches, is spent; else take one batch from it."""
-    b.asm.cmp(_field(ctx, run.budget), Imm(0))
-    b.asm.je(full)
-    b.asm.sub(_field(ctx, run.budget), Imm(1))
-
-
-def record_filled(b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int,
-                  run: RunFields = CTR_RUN) -> None:
-    """After a batch stored the entries of in15 = idx .. idx + blocks - 1: grow the run
-    when the batch starts inside it or at its end, else restart it at the batch."""
-    a = b.asm
-    restart, grown, done = b.label("run_restart"), b.label("run_grown"), b.label("run_done")
-    off, count = _offset_in_run(b, ctx, idx, run), b.gp()
-    a.mov(count, _field(ctx, run.count))
-    a.cmp(off, count)
-    a.ja(restart)
-    a.add(off, Imm(blocks))
-    a.cmp(off, count)
-    a.cmova(count, off)                           # the run now ends at the batch's end
-    a.cmp(count, Imm(256))
-    a.jb(grown)
-    a.mov(_field(ctx, run.start), Imm(0))         # complete: every in15 from 0
-    a.mov(count, Imm(256))
-    b.bind(grown)
-    a.mov(_field(ctx, run.count), count)
-    a.jmp(done)
-    b.bind(restart)
-    a.mov(_field(ctx, run.start), idx)
-    a.mov(_field(ctx, run.count), Imm(blocks))
-    b.bind(done)
-
-
-def keep_or_empty_table(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok: Label,
-                        first_fill: int, run: RunFields = CTR_RUN) -> None:
-    """At a new window or message (counter hi:lo, big-endian halves as numbers): when
-    counter bytes 0, 5, 10 match the table's tag, keep the run; otherwise take the new tag
-    with an empty run and a fill budget of ``first_fill`` batches (one). Either way
-    continue at window_ok. Shared by the CTR vector skeleton, the table kernel and GCM's
-    start."""
-    a = b.asm
-    restart = b.label("restart")
+def counter_tag(isa, b: KernelBuilder, lo: Reg, hi: Reg) -> tuple[Reg, Reg]:
+    """(tag_lo, tag_hi): the counter's bytes 0, 5 and 10 (hi:lo masked), what the FACE
+    tables depend on besides the key."""
     tag_lo, tag_hi = b.gp(), b.gp()
-    counter_tag(b, lo, hi, tag_lo, tag_hi)
-    a.cmp(tag_lo, _field(ctx, run.tag_lo))
-    a.jne(restart)
-    a.cmp(tag_hi, _field(ctx, run.tag_hi))
-    a.je(window_ok)
-    b.bind(restart)
-    a.mov(_field(ctx, run.tag_lo), tag_lo)
-    a.mov(_field(ctx, run.tag_hi), tag_hi)
-    a.mov(_field(ctx, run.start), Imm(0))
-    a.mov(_field(ctx, run.count), Imm(0))
-    a.mov(_field(ctx, run.budget), Imm(first_fill))
-    a.jmp(window_ok)
+    isa.and_constant(b, tag_lo, lo, L.TAG_LO_MASK)
+    isa.and_constant(b, tag_hi, hi, L.TAG_HI_MASK)
+    return tag_lo, tag_hi
+
+
+@dataclass(frozen=True)
+class FaceRun:
+    """The run's bookkeeping for one kernel: its ISA layer and the fields it keeps the run in.
+    Every method branches on public values only (in15 and the run come from the counter)."""
+    isa: object
+    fields: RunFields = CTR_RUN
+
+    def _f(self, ctx: Reg, offset: int) -> Mem:
+        return Mem(64, base=ctx, disp=offset)
+
+    def jump_unless_complete(self, b: KernelBuilder, ctx: Reg, fill: Label) -> None:
+        """The steady state's check: jump to ``fill`` unless the table is complete. There,
+        ``back_if_filled`` sends a batch whose entries are all in the run back to its fast
+        path."""
+        self.isa.compare_jump(b, "ne", self._f(ctx, self.fields.count), 256, fill)
+
+    def _offset_in_run(self, b: KernelBuilder, ctx: Reg, idx: Reg) -> Reg:
+        """(idx - start) mod 256: where in15 = idx stands counted from the run's start."""
+        off = b.gp()
+        self.isa.arith(b, "sub", off, idx, self._f(ctx, self.fields.start))
+        self.isa.arith(b, "and", off, off, 255)
+        return off
+
+    def back_if_filled(self, b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int,
+                       fast: Label) -> None:
+        """Jump to ``fast`` when the entries of in15 = idx .. idx + blocks - 1 all lie in
+        the run: (idx - start) mod 256 + blocks <= count; else fall through to the fill.
+
+        A batch that overlaps the run is the tag seen again (a later message, or a stream
+        back at those in15 a window later), and lifts the fill budget. With
+        d = (idx - start) mod 256 and e = (d + blocks) mod 256, the batch overlaps the run
+        exactly when 1 <= e <= count + blocks - 1; a batch that continues the run
+        (d = count) does not, so a message cannot lift its own budget by filling."""
+        isa, f = self.isa, self.fields
+        off = self._offset_in_run(b, ctx, idx)
+        e, limit = b.gp(), b.gp()
+        outside = b.label("outside_run")
+        isa.arith(b, "add", e, off, blocks)
+        isa.arith(b, "and", e, e, 255)
+        isa.arith(b, "sub", e, e, 1)                     # e - 1, huge when e = 0
+        isa.load(b, limit, self._f(ctx, f.count))
+        isa.arith(b, "add", limit, limit, blocks - 1)
+        isa.compare_jump(b, "ae", e, limit, outside)
+        isa.store_imm(b, self._f(ctx, f.budget), UNLIMITED)
+        isa.arith(b, "add", off, off, blocks)
+        isa.compare_jump(b, "be", off, self._f(ctx, f.count), fast)
+        b.bind(outside)
+
+    def clear_of_run(self, b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int) -> Reg:
+        """For a batch at in15 = idx that does not overlap the run: the last in15 a batch of
+        ``blocks`` may start at, going on from idx in this window, and still end before the
+        run begins: min(idx + ((start - idx) mod 256), 256) - blocks. Batches up to there
+        can skip the run checks (none of them can lift the budget) and the window check."""
+        isa, last = self.isa, b.gp()
+        isa.load(b, last, self._f(ctx, self.fields.start))
+        isa.arith(b, "sub", last, last, idx)
+        isa.arith(b, "and", last, last, 255)
+        isa.arith(b, "add", last, last, idx)
+        isa.unsigned_min(b, last, 256)
+        isa.arith(b, "sub", last, last, blocks)
+        return last
+
+    def fill_allowed(self, b: KernelBuilder, ctx: Reg, full: Label) -> None:
+        """Before a fill batch: jump to ``full`` (compute in full, store nothing) when the
+        budget, counted in fill batches, is spent; else take one batch from it."""
+        self.isa.take_one(b, self._f(ctx, self.fields.budget), full)
+
+    def record_filled(self, b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int) -> None:
+        """After a batch stored the entries of in15 = idx .. idx + blocks - 1: grow the run
+        when the batch starts inside it or at its end, else restart it at the batch."""
+        isa, f = self.isa, self.fields
+        restart, grown, done = b.label("run_restart"), b.label("run_grown"), b.label("run_done")
+        off, count = self._offset_in_run(b, ctx, idx), b.gp()
+        isa.load(b, count, self._f(ctx, f.count))
+        isa.compare_jump(b, "a", off, count, restart)
+        isa.arith(b, "add", off, off, blocks)
+        isa.unsigned_max(b, count, off)                  # the run now ends at the batch's end
+        isa.compare_jump(b, "b", count, 256, grown)
+        isa.store_imm(b, self._f(ctx, f.start), 0)       # complete: every in15 from 0
+        isa.move(b, count, 256)
+        b.bind(grown)
+        isa.store(b, self._f(ctx, f.count), count)
+        isa.jump(b, done)
+        b.bind(restart)
+        isa.store(b, self._f(ctx, f.start), idx)
+        isa.store_imm(b, self._f(ctx, f.count), blocks)
+        b.bind(done)
+
+    def keep_or_empty_table(self, b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg,
+                            window_ok: Label, first_fill: int) -> None:
+        """At a new window or message (counter hi:lo, big-endian halves as numbers): when
+        counter bytes 0, 5, 10 match the table's tag, keep the run; otherwise take the new
+        tag with an empty run and a fill budget of ``first_fill`` batches (one). Either way
+        continue at window_ok."""
+        isa, f = self.isa, self.fields
+        restart = b.label("restart")
+        tag_lo, tag_hi = counter_tag(isa, b, lo, hi)
+        isa.jump_by_pair(b, tag_lo, tag_hi, ctx, f.tag_lo, window_ok, restart)
+        b.bind(restart)
+        isa.store_pair(b, ctx, f.tag_lo, tag_lo, tag_hi)
+        isa.store_imm(b, self._f(ctx, f.start), 0)
+        isa.store_imm(b, self._f(ctx, f.count), 0)
+        isa.store_imm(b, self._f(ctx, f.budget), first_fill)
+        isa.jump(b, window_ok)

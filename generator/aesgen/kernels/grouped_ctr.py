@@ -31,9 +31,9 @@ from __future__ import annotations
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Label, Mem, Reg
 from . import ctx_layout as L
-from .ctr_stream import (Stream, count_up, counter_in_every_lane, counter_tag, loop_exit,
-                         loop_head, mem, open_stream, spread_blocks)
-from .face_fill import jump_unless_complete
+from ..modes.ctr.batch_loop import Stream, loop_exit, loop_head
+from .ctr_stream import count_up, counter_in_every_lane, mem, open_stream, spread_blocks
+from .face_fill import counter_tag
 from .spec import FACE_ROUNDS, ROUNDS
 from .vector_ops import VectorOps
 
@@ -52,10 +52,10 @@ def stream_body(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
     fill, consume = b.label(f"fill{bits}"), b.label(f"consume{bits}")
 
     with b.region(f"steady-{bits}"):
-        loop_head(b, s, face, refresh, window_ok)
+        loop_head(k.isa, b, s, face, refresh, window_ok)
         with b.phase("loop"):
             if face != "none":
-                jump_unless_complete(b, ctx, fill)
+                k.run.jump_unless_complete(b, ctx, fill)
         if face != "none":
             fast = b.label(f"fast{bits}")
             b.bind(fast)
@@ -71,7 +71,7 @@ def stream_body(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
     with b.region(f"tail-{bits}"), b.phase("tail"):
         b.bind(consume)
         _consume(k, b, v, s)
-    loop_exit(b, s, done)
+    loop_exit(k.isa, b, s, done)
     if face != "none":
         with b.region(f"refresh-{bits}"), b.phase("refresh"):
             b.bind(refresh)
@@ -274,8 +274,7 @@ def _refresh(k, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     k.engine.store_sliced_cache(k, b, v, ctx, x, skip, nr)
     a.mov(mem(64, ctx, L.WINDOW_LO), base)
     a.mov(mem(64, ctx, L.WINDOW_HI), hi)
-    tag_lo, tag_hi = b.gp(), b.gp()
-    counter_tag(b, lo, hi, tag_lo, tag_hi)
+    tag_lo, tag_hi = counter_tag(k.isa, b, lo, hi)
     restart = b.label("restart")
     a.cmp(tag_lo, mem(64, ctx, L.TAG_LO))
     a.jne(restart)

@@ -70,8 +70,7 @@ from ..model.aes import SBOX, gf_mul
 from ..modes import BuiltKernel
 from ..modes.ctr.skeleton import build_entries, keystream_tail
 from . import ctx_layout as L
-from .face_fill import (back_if_filled, fill_allowed, jump_unless_complete, keep_or_empty_table,
-                        record_filled)
+from .face_fill import FaceRun
 from .engines import RoundEngine
 from .spec import ROUNDS, KernelSpec
 
@@ -117,6 +116,7 @@ class TableKernel:
         self.spec = spec
         self.table = load_table("x86_64")
         self.layout = L.layout_for(spec.face, 4)
+        self.run = FaceRun(self.isa)
 
     def builder(self, entry: str, doc: str) -> KernelBuilder:
         return KernelBuilder(self.table, self.spec.symbol(entry),
@@ -302,7 +302,7 @@ def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg
             a.cmp(length, Imm(16))
             a.jb(single)
             if face != "none":
-                jump_unless_complete(b, ctx, fill)
+                k.run.jump_unless_complete(b, ctx, fill)
         fast = b.label("fast")
         b.bind(fast)
         if face == "none":
@@ -317,7 +317,7 @@ def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg
             t = _full_block(b, s, nr)
         else:
             single_fast = b.label("single_fast")
-            jump_unless_complete(b, ctx, single_fill)
+            k.run.jump_unless_complete(b, ctx, single_fill)
             b.bind(single_fast)
             t = _fast_block(k, b, s, idx, nr)
         _partial_tail(b, s, t)
@@ -325,7 +325,7 @@ def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg
     if face != "none":
         with b.region(f"single_fill-{bits}"):         # a partial block: the fill below
             b.bind(single_fill)
-            back_if_filled(b, ctx, idx, 1, single_fast)
+            k.run.back_if_filled(b, ctx, idx, 1, single_fast)
             a.jmp(fill_block)
 
         def use_block(t, hint: str) -> None:
@@ -340,9 +340,9 @@ def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg
         spent = b.label("spent")
         with b.region(f"fill-{bits}"):
             b.bind(fill)
-            back_if_filled(b, ctx, idx, 1, fast)
+            k.run.back_if_filled(b, ctx, idx, 1, fast)
             b.bind(fill_block)
-            fill_allowed(b, ctx, spent)
+            k.run.fill_allowed(b, ctx, spent)
             use_block(_fill_block(k, b, s, nr), "fill_partial")
         with b.region(f"spent-{bits}"):               # a tag seen once: no stores
             b.bind(spent)
@@ -416,7 +416,7 @@ def _fill_block(k: TableKernel, b: KernelBuilder, s: Loop, nr: int) -> list[Reg]
                 a.mov(_m(32, ctx, k.layout.table_r2 + 4 * c, index=at), e.w32)
         in15 = b.gp()
         a.movzx(in15.w32, s.lo.w8)
-        record_filled(b, ctx, in15, 1)
+        k.run.record_filled(b, ctx, in15, 1)
     with b.phase("rounds_0_2"):
         state = rounds(b, s.tb, ctx, state, skip + 1, 2, nr)
     with b.phase("rounds_3_nr"):
@@ -486,7 +486,7 @@ def _check_window(k: TableKernel, b: KernelBuilder, s: Loop, nr: int, idx: Reg,
     a.mov(hi2, _m(64, ctx, L.CTR_HI))
     a.mov(_m(64, ctx, L.WINDOW_LO), base2)
     a.mov(_m(64, ctx, L.WINDOW_HI), hi2)
-    keep_or_empty_table(b, ctx, lo, hi2, window_ok, first_fill=1)
+    k.run.keep_or_empty_table(b, ctx, lo, hi2, window_ok, first_fill=1)
     b.bind(window_ok)
     a.movzx(idx.w32, lo.w8)
     a.jmp(checked)

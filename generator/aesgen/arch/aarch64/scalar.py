@@ -6,7 +6,7 @@ whose width says how much moves; a walk over bytes uses post-indexed addressing.
 from __future__ import annotations
 
 from ...dsl.builder import KernelBuilder
-from ...dsl.operands import XZR, Imm, Label, Mem, Reg, xreg
+from ...dsl.operands import XZR, Imm, Label, Mem, Reg, logical_immediate, xreg
 from ...passes.frame import BTI_C
 
 
@@ -98,6 +98,104 @@ class A64Scalar:
     def count_up(self, b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
         b.asm.adds(lo, lo, Imm(n))
         b.asm.adc(hi, hi, XZR)
+
+    # --- arithmetic and compares on 64-bit values (for bookkeeping of public numbers) -----
+    def move(self, b: KernelBuilder, dst: Reg, src: Reg | int) -> None:
+        b.asm.mov(dst, Imm(src) if isinstance(src, int) else src)
+
+    def _reg(self, b: KernelBuilder, x: Reg | Mem) -> Reg:
+        if isinstance(x, Mem):
+            t = b.gp()
+            b.asm.ldr(t, x)
+            return t
+        return x
+
+    def arith(self, b: KernelBuilder, op: str, dst: Reg, x: Reg, y: Reg | Mem | int) -> None:
+        """dst = x op y, op one of add, sub, and; y a register, a 64-bit field or a number."""
+        if isinstance(y, int):
+            y = Imm(y & (2**64 - 1) if op == "and" else y)   # a bitmask immediate
+        else:
+            y = self._reg(b, y)
+        b.emit(op, dst, x, y)
+
+    CONDITIONS = {"eq": "b_eq", "ne": "b_ne", "a": "b_hi", "ae": "b_hs", "b": "b_lo",
+                  "be": "b_ls"}
+
+    def compare_jump(self, b: KernelBuilder, cond: str, x: Reg | Mem, y: Reg | Mem | int,
+                     label: Label) -> None:
+        """Branch to label when x cond y, unsigned: cond one of eq ne a ae b be."""
+        x = self._reg(b, x)
+        b.asm.cmp(x, Imm(y) if isinstance(y, int) else self._reg(b, y))
+        b.emit(self.CONDITIONS[cond], label)
+
+    def jump_unless_pair(self, b: KernelBuilder, first: Reg, second: Reg, base: Reg,
+                         disp: int, label: Label) -> None:
+        """Branch to label unless first and second equal the u64 pair at base+disp."""
+        x, y = b.gp(), b.gp()
+        b.asm.ldp(x, y, Mem(128, base=base, disp=disp))
+        b.asm.cmp(first, x)
+        b.asm.b_ne(label)
+        b.asm.cmp(second, y)
+        b.asm.b_ne(label)
+
+    def jump_by_pair(self, b: KernelBuilder, first: Reg, second: Reg, base: Reg, disp: int,
+                     equal: Label, differ: Label) -> None:
+        """Branch to ``equal`` when first and second equal the u64 pair at base+disp, else
+        to ``differ`` (which may be the next instruction)."""
+        x, y = b.gp(), b.gp()
+        b.asm.ldp(x, y, Mem(128, base=base, disp=disp))
+        b.asm.cmp(first, x)
+        b.asm.b_ne(differ)
+        b.asm.cmp(second, y)
+        b.asm.b_eq(equal)
+
+    def jump_if_any_bits(self, b: KernelBuilder, r: Reg, mask: int, label: Label) -> None:
+        """Branch to label when r & mask is not zero."""
+        t = b.gp()
+        b.emit("and", t, r, Imm(mask))
+        b.asm.cbnz(t, label)
+
+    def low_byte(self, b: KernelBuilder, dst: Reg, src: Reg) -> None:
+        """dst = src & 255."""
+        b.emit("and", dst, src, Imm(255))
+
+    def take_one(self, b: KernelBuilder, counter: Mem, empty: Label) -> None:
+        """Branch to ``empty`` when the u64 at ``counter`` is 0, else count it down by one."""
+        t = b.gp()
+        b.asm.ldr(t, counter)
+        b.asm.cbz(t, empty)
+        b.asm.sub(t, t, Imm(1))
+        b.asm.str(t, counter)
+
+    def _replace_unless(self, b: KernelBuilder, cond: str, dst: Reg, other: Reg | int) -> None:
+        """dst = other unless dst cond other (a branch on public values)."""
+        keep = b.label("keep")
+        self.compare_jump(b, cond, dst, other, keep)
+        self.move(b, dst, other)
+        b.bind(keep)
+
+    def unsigned_min(self, b: KernelBuilder, dst: Reg, other: Reg | int) -> None:
+        """dst = min(dst, other)."""
+        self._replace_unless(b, "be", dst, other)
+
+    def unsigned_max(self, b: KernelBuilder, dst: Reg, other: Reg) -> None:
+        """dst = max(dst, other)."""
+        self._replace_unless(b, "ae", dst, other)
+
+    def and_constant(self, b: KernelBuilder, dst: Reg, src: Reg, mask: int) -> None:
+        """dst = src & mask for any 64-bit mask: a bitmask immediate when it is one, else
+        the mask built 16 bits at a time."""
+        if logical_immediate(mask, 64):
+            b.emit("and", dst, src, Imm(mask))
+            return
+        m = b.gp()
+        parts = [(mask >> s) & 0xFFFF for s in (0, 16, 32, 48)]
+        first = True
+        for n, part in enumerate(parts):
+            if part or (first and n == 3):
+                (b.asm.movz if first else b.asm.movk)(m, Imm(part), Imm(16 * n))
+                first = False
+        b.emit("and", dst, src, m)
 
     # --- bytes ----------------------------------------------------------------------------
     def address_below(self, b: KernelBuilder, base: Reg, minus: Reg) -> Reg:

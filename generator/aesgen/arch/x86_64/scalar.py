@@ -103,6 +103,79 @@ class X86Scalar:
         b.asm.add(lo, Imm(n))
         b.asm.adc(hi, Imm(0))
 
+    # --- arithmetic and compares on 64-bit values (for bookkeeping of public numbers) -----
+    def move(self, b: KernelBuilder, dst: Reg, src: Reg | int) -> None:
+        b.asm.mov(dst, Imm(src) if isinstance(src, int) else src)
+
+    def arith(self, b: KernelBuilder, op: str, dst: Reg, x: Reg, y: Reg | Mem | int) -> None:
+        """dst = x op y, op one of add, sub, and; y a register, a 64-bit field or a number.
+        dst = x + number with dst != x is one LEA."""
+        y = Imm(y) if isinstance(y, int) else y
+        if op == "add" and dst != x and isinstance(y, Imm):
+            b.asm.lea(dst, Mem(64, base=x, disp=y.value))
+            return
+        if dst != x:
+            b.asm.mov(dst, x)
+        b.emit(op, dst, y)
+
+    CONDITIONS = {"eq": "je", "ne": "jne", "a": "ja", "ae": "jae", "b": "jb", "be": "jbe"}
+
+    def compare_jump(self, b: KernelBuilder, cond: str, x: Reg | Mem, y: Reg | Mem | int,
+                     label: Label) -> None:
+        """Jump to label when x cond y, unsigned: cond one of eq ne a ae b be."""
+        b.asm.cmp(x, Imm(y) if isinstance(y, int) else y)
+        b.emit(self.CONDITIONS[cond], label)
+
+    def jump_unless_pair(self, b: KernelBuilder, first: Reg, second: Reg, base: Reg,
+                         disp: int, label: Label) -> None:
+        """Jump to label unless first and second equal the u64 pair at base+disp."""
+        b.asm.cmp(first, Mem(64, base=base, disp=disp))
+        b.asm.jne(label)
+        b.asm.cmp(second, Mem(64, base=base, disp=disp + 8))
+        b.asm.jne(label)
+
+    def jump_by_pair(self, b: KernelBuilder, first: Reg, second: Reg, base: Reg, disp: int,
+                     equal: Label, differ: Label) -> None:
+        """Jump to ``equal`` when first and second equal the u64 pair at base+disp, else to
+        ``differ`` (which may be the next instruction)."""
+        b.asm.cmp(first, Mem(64, base=base, disp=disp))
+        b.asm.jne(differ)
+        b.asm.cmp(second, Mem(64, base=base, disp=disp + 8))
+        b.asm.je(equal)
+
+    def jump_if_any_bits(self, b: KernelBuilder, r: Reg, mask: int, label: Label) -> None:
+        """Jump to label when r & mask is not zero."""
+        b.asm.test(r, Imm(mask))
+        b.asm.jne(label)
+
+    def low_byte(self, b: KernelBuilder, dst: Reg, src: Reg) -> None:
+        """dst = src & 255."""
+        b.asm.movzx(dst.w32, src.w8)
+
+    def take_one(self, b: KernelBuilder, counter: Mem, empty: Label) -> None:
+        """Jump to ``empty`` when the u64 at ``counter`` is 0, else count it down by one."""
+        b.asm.cmp(counter, Imm(0))
+        b.asm.je(empty)
+        b.asm.sub(counter, Imm(1))
+
+    def unsigned_min(self, b: KernelBuilder, dst: Reg, other: Reg | int) -> None:
+        """dst = min(dst, other), without a branch."""
+        if isinstance(other, int):
+            value, other = other, b.gp()
+            b.asm.mov(other, Imm(value))
+        b.asm.cmp(dst, other)
+        b.asm.cmova(dst, other)
+
+    def unsigned_max(self, b: KernelBuilder, dst: Reg, other: Reg) -> None:
+        """dst = max(dst, other), without a branch."""
+        b.asm.cmp(other, dst)
+        b.asm.cmova(dst, other)
+
+    def and_constant(self, b: KernelBuilder, dst: Reg, src: Reg, mask: int) -> None:
+        """dst = src & mask for any 64-bit mask."""
+        b.asm.movabs(dst, Imm(mask))
+        b.emit("and", dst, src)
+
     # --- bytes ----------------------------------------------------------------------------
     def address_below(self, b: KernelBuilder, base: Reg, minus: Reg) -> Reg:
         p = b.gp()

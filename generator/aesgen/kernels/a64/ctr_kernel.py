@@ -13,7 +13,8 @@ batch's first counter block plus j in byte 15 (one `add .16b` a block from the p
 and the FACE window (the 256 blocks sharing bytes 0..14) is the same for the whole batch.
 Batches are ``interleave`` blocks, then halves (the ladder), then single blocks; the last
 partial block is a single block whose keystream is kept in the context (KEYSTREAM,
-KEYSTREAM_LEFT) for the next call.
+KEYSTREAM_LEFT) for the next call. The loop itself is modes/ctr/batch_loop.py, shared with
+the x86 vector kernels; this module gives it the batch.
 
 FACE (Park & Lee, TCHES, section 4), in the engine's domain D_r = s_r ^ c_r (engines.py):
   rd1: C1 = D_1(base), T1[v] = D_1(base|v) ^ C1 = s_1(base|v) ^ s_1(base)  (column 0, 4 B)
@@ -28,20 +29,19 @@ public counter only.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...arch.aarch64.scalar import A64Scalar
 from ...dsl.builder import KernelBuilder
 from ...dsl.operands import Imm, Label, Mem, Reg
 from ...isa.table import load_table
 from ...modes import BuiltKernel
-from ...modes.ctr.skeleton import build_entries, keep_counter, keystream_tail, load_counter
+from ...modes.ctr.batch_loop import Stream
+from ...modes.ctr.batch_loop import stream_body as ladder_stream_body
+from ...modes.ctr.skeleton import build_entries, keystream_tail, load_counter
 from .. import ctx_layout as L
+from ..face_fill import FaceRun
 from ..spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .engine_choice import engine_for
 from .engines import A64Engine
-from .face_fill import (back_if_filled, fill_allowed, jump_unless_complete, keep_or_empty_table,
-                        record_filled)
 
 VECTOR_REGISTERS = 32
 
@@ -49,22 +49,6 @@ VECTOR_REGISTERS = 32
 def _m(width: int, base: Reg, disp: int = 0, index: Reg | None = None, scale: int = 1,
        wb: str = "") -> Mem:
     return Mem(width, base=base, index=index, scale=scale, disp=disp, writeback=wb)
-
-
-@dataclass
-class Stream:
-    """The registers one key size's loop works with."""
-    ctx: Reg
-    out: Reg
-    inp: Reg
-    length: Reg
-    lo: Reg          # counter bytes 8..15 as a number
-    hi: Reg          # counter bytes 0..7
-    idx: Reg         # in15 of the next block
-    one: Reg         # vector: 1 in byte 15 (steps a counter block)
-    end: Label       # store the counter and return
-    top: Label       # next batch
-    keys: object     # the engine's prepared round keys
 
 
 class Kernel:
@@ -80,6 +64,7 @@ class Kernel:
         self.table = load_table("aarch64")
         self.engine: A64Engine = engine_for(spec)
         self.layout = L.layout_for(spec.face, 4, self.engine.context_extra())
+        self.run = FaceRun(self.isa)
         self._check_registers()
 
     def _check_registers(self) -> None:
@@ -116,7 +101,34 @@ class Kernel:
 
     def stream_body(self, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
                     length: Reg, done: Label) -> None:
-        _stream_body(self, b, bits, ctx, out, inp, length, done)
+        ladder_stream_body(self, b, bits, ctx, out, inp, length, done)
+
+    # --- what the ladder loop asks (modes/ctr/batch_loop.py) -----------------------------
+    lanes = 1                    # a register is a block
+    smallest_batch = 2           # then single blocks
+    aligned_batches = False
+
+    def open_stream(self, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
+                    length: Reg) -> Stream:
+        """The counter from the context, the engine's round keys, and a vector with 1 in
+        byte 15 that steps a counter block to the next."""
+        a = b.asm
+        lo, hi = load_counter(self.isa, b, ctx)
+        with b.phase("key_load"):
+            keys = self.engine.prepare(self, b, ctx, bits)
+            one, t = b.vec(128), b.gp()
+            a.movi(one.d2, Imm(0))
+            a.mov(t.w, Imm(1))
+            a.ins(one.lane_view("b", 15), t.w)
+        return Stream(ctx, out, inp, length, lo, hi, b.gp(), b.label(f"end{bits}"),
+                      b.label(f"top{bits}"), keys, one)
+
+    def batch(self, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str,
+              then: Label | None = None, single: bool = False) -> None:
+        _batch(self, b, bits, s, m, mode, then)
+
+    def refresh(self, b: KernelBuilder, s: Stream, bits: int, window_ok: Label) -> None:
+        _refresh(self, b, s, bits, window_ok)
 
     def scrub(self, b: KernelBuilder, entry: str) -> None:
         b.function.scrub_vectors = True     # passes/frame.py clears the vector registers
@@ -141,106 +153,8 @@ def _count_up(b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
 # ====================================================================================
 # xor_stream's loop (its frame is the CTR skeleton's)
 # ====================================================================================
-def batch_ladder(spec: KernelSpec) -> list[int]:
-    """Blocks a batch may hold, largest first: the interleave, then halves down to 2; single
-    blocks take the rest (a message under a fresh IV starts anywhere in a window)."""
-    sizes, m = [spec.interleave], spec.interleave // 2
-    while m >= 2:
-        sizes.append(m)
-        m //= 2
-    return sizes
-
-
-def _stream_body(k: Kernel, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
-                 length: Reg, done: Label) -> None:
-    """The loop for one key size: batches, single blocks, the partial tail, FACE refresh."""
-    spec, a, face = k.spec, b.asm, k.spec.face
-    top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
-    window_ok, refresh = b.label(f"window_ok{bits}"), b.label(f"refresh{bits}")
-    single = b.label(f"single{bits}")
-    lo, hi = load_counter(k.isa, b, ctx)
-    idx = b.gp()
-    with b.phase("key_load"):
-        keys = k.engine.prepare(k, b, ctx, bits)
-        one, t = b.vec(128), b.gp()
-        a.movi(one.d2, Imm(0))
-        a.mov(t.w, Imm(1))
-        a.ins(one.lane_view("b", 15), t.w)
-    s = Stream(ctx, out, inp, length, lo, hi, idx, one, end, top, keys)
-
-    ladder = batch_ladder(spec)
-    tries = [b.label(f"try{m}_{bits}") for m in ladder] + [single]
-    with b.region(f"steady-{bits}"):
-        with b.phase("loop"):
-            b.bind(top)
-            a.cbz(length, end)
-            if face != "none":
-                base, wlo, whi = b.gp(), b.gp(), b.gp()
-                b.emit("and", base, lo, Imm(-256 & (2 ** 64 - 1)))
-                a.ldp(wlo, whi, _m(128, ctx, L.WINDOW_LO))
-                a.cmp(base, wlo)
-                a.b_ne(refresh)
-                a.cmp(hi, whi)
-                a.b_ne(refresh)
-            b.bind(window_ok)
-            b.emit("and", idx, lo, Imm(255))
-    for n, m in enumerate(ladder):
-        region = f"steady-{bits}" if n == 0 else f"batch{m}-{bits}"
-        fill = b.label(f"fill{m}_{bits}")
-        with b.region(region):
-            if n > 0:
-                b.bind(tries[n])
-            with b.phase("loop"):
-                a.cmp(length, Imm(16 * m))
-                a.b_lo(tries[n + 1])
-                a.cmp(idx, Imm(256 - m))
-                a.b_hi(tries[n + 1])
-                if face != "none":
-                    jump_unless_complete(b, ctx, fill)
-            fast = b.label(f"fast{m}_{bits}")
-            b.bind(fast)
-            _batch(k, b, bits, s, m, "fast" if face != "none" else "full")
-        if face != "none":
-            spent = b.label(f"spent{m}_{bits}")
-            with b.region(f"fill{m}-{bits}"):
-                b.bind(fill)
-                back_if_filled(b, ctx, idx, m, fast)
-                fill_allowed(b, ctx, spent)
-                _batch(k, b, bits, s, m, "fill")
-            with b.region(f"spent{m}-{bits}"):          # a tag seen once: no stores
-                b.bind(spent)
-                _batch(k, b, bits, s, m, "full")
-
-    with b.region(f"single-{bits}"):
-        b.bind(single)
-        if face == "none":
-            _batch(k, b, bits, s, 1, "full")
-        else:
-            single_fill, fast = b.label(f"single_fill{bits}"), b.label(f"single_fast{bits}")
-            jump_unless_complete(b, ctx, single_fill)
-            b.bind(fast)
-            _batch(k, b, bits, s, 1, "fast")
-    if face != "none":
-        spent = b.label(f"single_spent{bits}")
-        with b.region(f"single_fill-{bits}"):
-            b.bind(single_fill)
-            back_if_filled(b, ctx, idx, 1, fast)
-            fill_allowed(b, ctx, spent)
-            _batch(k, b, bits, s, 1, "fill")
-        with b.region(f"single_spent-{bits}"):
-            b.bind(spent)
-            _batch(k, b, bits, s, 1, "full")
-
-    b.bind(end)
-    keep_counter(k.isa, b, ctx, lo, hi, done)
-
-    if face != "none":
-        with b.region(f"refresh-{bits}"), b.phase("refresh"):
-            b.bind(refresh)
-            _refresh(k, b, s, bits, window_ok)
-
-
-def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str) -> None:
+def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str,
+           then: Label | None = None) -> None:
     """m blocks whose in15 run idx..idx+m-1 without wrapping.
 
     mode "full": every round computed; "fast": rounds up to the FACE level come from the
@@ -296,7 +210,7 @@ def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str)
                    nr - 1, nr)
     if mode == "fill":
         with b.phase("table_fill"):
-            record_filled(b, s.ctx, s.idx, m)
+            k.run.record_filled(b, s.ctx, s.idx, m)
     if m == 1:
         partial = b.label("partial")
         with b.phase("rounds_3_nr"):
@@ -322,7 +236,7 @@ def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str)
     with b.phase("loop"):
         _count_up(b, s.lo, s.hi, m)
         a.sub(s.length, s.length, Imm(16 * m))
-        a.b(s.top)
+        a.b(then or s.top)
     if m == 1:
         _partial_tail(b, s, blocks[0], partial)
 
@@ -347,7 +261,7 @@ def _partial_tail(b: KernelBuilder, s: Stream, x: Reg, partial: Label) -> None:
 
 def _refresh(k: Kernel, b: KernelBuilder, s: Stream, bits: int, window_ok: Label) -> None:
     """A new window: recompute the cache; keep the table's run of filled entries when the
-    counter's bytes 0, 5, 10 match its tag, else empty it (a64/face_fill.py)."""
+    counter's bytes 0, 5, 10 match its tag, else empty it (kernels/face_fill.py)."""
     a, face, ctx, lo, hi = b.asm, k.spec.face, s.ctx, s.lo, s.hi
     nr = ROUNDS[bits]
     base = b.gp()
@@ -356,13 +270,7 @@ def _refresh(k: Kernel, b: KernelBuilder, s: Stream, bits: int, window_ok: Label
     k.engine.rounds(k, b, s.keys, [x], 0, 1 if face == "r1" else 2, nr)
     a.str(x.q, _m(128, ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2))
     a.stp(base, hi, _m(128, ctx, L.WINDOW_LO))
-    tag_lo, tag_hi, mask = b.gp(), b.gp(), b.gp()
-    b.emit("and", tag_lo, lo, Imm(L.TAG_LO_MASK))
-    a.movz(mask, Imm(L.TAG_HI_MASK >> 16 & 0xFFFF), Imm(16))
-    a.movk(mask, Imm(L.TAG_HI_MASK >> 48 & 0xFFFF), Imm(48))
-    assert L.TAG_HI_MASK == (L.TAG_HI_MASK >> 16 & 0xFFFF) << 16 | (L.TAG_HI_MASK >> 48) << 48
-    b.emit("and", tag_hi, hi, mask)
-    keep_or_empty_table(b, ctx, tag_lo, tag_hi, window_ok, first_fill=1)
+    k.run.keep_or_empty_table(b, ctx, lo, hi, window_ok, first_fill=1)
 
 
 def build_kernel(spec: KernelSpec) -> BuiltKernel:

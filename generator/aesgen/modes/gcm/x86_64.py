@@ -32,8 +32,7 @@ from ...isa.table import load_table
 from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
-from ...kernels.face_fill import (RunFields, back_if_filled, clear_of_run, fill_allowed,
-                                  jump_unless_complete, keep_or_empty_table, record_filled)
+from ...kernels.face_fill import FaceRun, RunFields
 from ...kernels.fields import Field, FieldLayout
 from ...kernels.key_schedule import accept_key_length, expand_by_size
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
@@ -69,7 +68,7 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
         Field("face", "FACE_WINDOW", 8, 8, "counter >> 8 of the window FACE_CACHE holds; "
               "NO_WINDOW when none"),
         Field("face", "FACE_TAG_LO", 8, 8, "counter byte 10 the table is for "
-              "(kernels/ctr_stream.counter_tag)"),
+              "(kernels/face_fill.counter_tag)"),
         Field("face", "FACE_TAG_HI", 8, 8, "counter bytes 0 and 5 the table is for"),
         Field("face", "FILL_START", 8, 8, "in15 of the first filled table entry "
               "(kernels/face_fill.py)"),
@@ -126,8 +125,9 @@ class GcmKernel:
         self.karatsuba = spec.hash_multiply == "karatsuba"
         self.layout = gcm_layout(self.powers, spec.face, self.lanes, self.karatsuba)
         lay = self.layout
-        self.run = RunFields(lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START,
-                             lay.FILL_COUNT, lay.FILL_BUDGET) if self.face_rounds else None
+        self.run = FaceRun(X86Scalar(), RunFields(
+            lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START, lay.FILL_COUNT,
+            lay.FILL_BUDGET)) if self.face_rounds else None
 
     def body(self, entry: str, doc: str) -> "Body":
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
@@ -431,7 +431,7 @@ class Body:
         a.mov(lo, self.f("SCRATCH", 8, width=64))
         a.bswap(lo)
         same = b.label("same_table")
-        keep_or_empty_table(b, self.ctx, lo, hi, same, 1, self.k.run)
+        self.k.run.keep_or_empty_table(b, self.ctx, lo, hi, same, 1)
         b.bind(same)
 
     def _face_dispatch(self, c: Reg, labels: dict[str, Label]) -> Reg:
@@ -451,7 +451,7 @@ class Body:
             a.shr(ctr, Imm(8))
             a.cmp(ctr, self.f("FACE_WINDOW", width=64))
             a.jne(labels["refresh"])
-            jump_unless_complete(b, self.ctx, labels["check"], self.k.run)
+            self.k.run.jump_unless_complete(b, self.ctx, labels["check"])
         return idx
 
     def _face_refresh(self, c: Reg, bits: int) -> None:
@@ -521,7 +521,7 @@ class Body:
     def _face_mark(self, in15: Reg) -> None:
         """Record the entries a fill batch stored (from in15 on) in the run."""
         with self.b.phase("face"):
-            record_filled(self.b, self.ctx, in15, self.k.batch * self.k.lanes, self.k.run)
+            self.k.run.record_filled(self.b, self.ctx, in15, self.k.batch * self.k.lanes)
 
     def _batch_loop(self, bits: int, x: Reg, wide: Reg, inp: Reg, length: Reg, out: Reg,
                     decrypt: bool, hashed: bool, top: Label, exit_: Label, region: str,
@@ -567,9 +567,9 @@ class Body:
         with b.region(f"fill-{region}"):
             b.bind(labels["check"])
             with b.phase("face"):
-                back_if_filled(b, self.ctx, idx, self.k.batch * lanes, labels["fast"],
-                               self.k.run)
-                fill_allowed(b, self.ctx, labels["full" if once else "spent"], self.k.run)
+                self.k.run.back_if_filled(b, self.ctx, idx, self.k.batch * lanes,
+                                          labels["fast"])
+                self.k.run.fill_allowed(b, self.ctx, labels["full" if once else "spent"])
             body("fill", idx)
         with b.region(f"full-{region}"):
             b.bind(labels["full"])
@@ -581,7 +581,7 @@ class Body:
                 b.bind(labels["spent"])
                 blocks = self.k.batch * lanes
                 with b.phase("face"):
-                    stop = clear_of_run(b, self.ctx, idx, blocks, self.k.run)
+                    stop = self.k.run.clear_of_run(b, self.ctx, idx, blocks)
                 again = b.label(f"again_{region}".replace("-", "_"))
                 next_ = b.label(f"next_{region}".replace("-", "_"))
                 b.bind(again)
