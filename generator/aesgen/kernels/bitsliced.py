@@ -96,10 +96,6 @@ class BitslicedEngine(RoundEngine):
         of a message), the sliced FACE cache and a byte a group marking its table entry."""
         return self.group_flags() + 64
 
-    def r1_entry(self) -> int:
-        """rd1+ entries are whole groups in slice form: 16 bytes a block (grouped_ctr.py)."""
-        return 16
-
     def keystream_buffer(self) -> int:
         """Offset in the extra area of a batch's keystream, block after block."""
         return key_slices_size(self.spec) + SCRATCH_SLOTS * self.spec.width // 8
@@ -121,7 +117,7 @@ class BitslicedEngine(RoundEngine):
         base = at.extra + key_slices_size(self.spec)
         return lambda n: Mem(width, base=at.ctx, disp=base + n * width // 8)
 
-    def prepare(self, k, b, v, ctx, bits) -> Keys:
+    def prepare(self, k, b, ctx, bits) -> Keys:
         return Keys(ctx, None, self.spec.width)
 
     # --- constants --------------------------------------------------------------------
@@ -264,9 +260,9 @@ class BitslicedEngine(RoundEngine):
                 a.jne(top)
         return slices
 
-    def rounds(self, k, b, v, keys, blocks, first, last, nr) -> list[Reg] | None:
+    def rounds(self, k, b, keys, blocks, first, last, nr) -> list[Reg] | None:
         """Rounds first..last on byte-order blocks: transpose in, rounds, transpose out."""
-        width = blocks[0].width
+        v, width = self.ops(b), blocks[0].width
         if first == 0:
             key0 = keys.get(b, v, 0, width)
             for x in blocks:
@@ -389,9 +385,9 @@ class BitslicedEngine(RoundEngine):
         if self.constant:
             b.emit("xor", w.w32, Imm(self.constant * 0x01010101))
 
-    def expand_key(self, k, b, v, ctx, key, bits) -> None:
-        super().expand_key(k, b, v, ctx, key, bits)
-        self._slice_round_keys(self.area(k, ctx), b, v, ctx, bits)
+    def expand_key(self, k, b, ctx, key, bits) -> None:
+        super().expand_key(k, b, ctx, key, bits)
+        self._slice_round_keys(self.area(k, ctx), b, self.ops(b), ctx, bits)
 
     def sub_word(self, k, b, v, ctx, w) -> None:
         self._sub_word_xmm(self.area(k, ctx), b, v, w)

@@ -62,10 +62,16 @@ class Kernel:
         self.spec = spec
         self.table = load_table("x86_64")
         self.engine: RoundEngine = engine_for(spec)
-        self.layout = L.layout_for(spec.face, self.engine.r1_entry(),
+        self.layout = L.layout_for(spec.face, self.r1_entry_bytes(),
                                    self.engine.context_extra())
         self.r1_entry = self.layout.r1_entry
         self.run = FaceRun(self.isa)
+
+    def r1_entry_bytes(self) -> int:
+        """Bytes a block of the FACE rd1+ table: column 0 only (4) on xmm, 16 where one
+        wide load must fetch the entries of a register's lanes, and 16 for aligned groups,
+        whose entries are whole groups in slice form (grouped_ctr.py)."""
+        return 4 if self.spec.width == 128 and not self.engine.grouped_batches else 16
 
     def builder(self, entry: str, doc: str) -> KernelBuilder:
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
@@ -81,7 +87,7 @@ class Kernel:
         zero_context(b, self.vector_ops(b), ctx, self.layout.size, width)
 
     def expand_key(self, b: KernelBuilder, ctx: Reg, key: Reg, bits: int) -> None:
-        self.engine.expand_key(self, b, self.vector_ops(b), ctx, key, bits)
+        self.engine.expand_key(self, b, ctx, key, bits)
 
     def stream_body(self, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
                     length: Reg, done: Label) -> None:
@@ -167,7 +173,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             keyed = b.vec(width)
             v.xor(keyed, base, s.keys.get(b, v, 0, width))     # round 0 once a batch
             spread_blocks(b, v, blocks, keyed, v.xor)
-            blocks = k.engine.rounds(k, b, v, s.keys, blocks, 1, 2, nr) or blocks
+            blocks = k.engine.rounds(k, b, s.keys, blocks, 1, 2, nr) or blocks
         done = 2
     elif mode == "fast":
         with b.phase("rounds_0_2"):
@@ -182,7 +188,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
                     v.xor(x, cache, mem(width, table_ptr, step * i))
             done = skip
             if face == "r1":
-                blocks = k.engine.rounds(k, b, v, s.keys, blocks, 2, 2, nr) or blocks
+                blocks = k.engine.rounds(k, b, s.keys, blocks, 2, 2, nr) or blocks
                 done = 2
     else:
         with b.phase("counter"):
@@ -190,10 +196,10 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             spread_blocks(b, v, blocks, base, v.add_bytes)
         with b.phase("rounds_0_2"):
             if mode == "full":
-                blocks = k.engine.rounds(k, b, v, s.keys, blocks, 0, 2, nr) or blocks
+                blocks = k.engine.rounds(k, b, s.keys, blocks, 0, 2, nr) or blocks
                 done = 2
             else:
-                blocks = k.engine.rounds(k, b, v, s.keys, blocks, 0, skip, nr) or blocks
+                blocks = k.engine.rounds(k, b, s.keys, blocks, 0, skip, nr) or blocks
                 done = skip
                 with b.phase("table_fill"):
                     e = b.vec(width)
@@ -206,11 +212,11 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
                             v.store(mem(width, table_ptr, step * i), e,
                                     aligned=(width == 128))
                 if face == "r1":
-                    blocks = k.engine.rounds(k, b, v, s.keys, blocks, 2, 2, nr) or blocks
+                    blocks = k.engine.rounds(k, b, s.keys, blocks, 2, 2, nr) or blocks
                     done = 2
     if done < nr:
         with b.phase("rounds_3_nr"):
-            blocks = k.engine.rounds(k, b, v, s.keys, blocks, done + 1, nr, nr) or blocks
+            blocks = k.engine.rounds(k, b, s.keys, blocks, done + 1, nr, nr) or blocks
     if mode == "fill":
         with b.phase("table_fill"):
             k.run.record_filled(b, s.ctx, s.idx, blocks_n)
@@ -259,11 +265,11 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     a.mov(base, lo)
     b.emit("and", base, Imm(-256))
     x = k.counter_block(b, v, base, hi)
-    x = (k.engine.rounds(k, b, v, s.keys, [x], 0, 1, nr) or [x])[0]
+    x = (k.engine.rounds(k, b, s.keys, [x], 0, 1, nr) or [x])[0]
     if face == "r1":
         v.store(mem(128, ctx, L.CACHE_R1), x)
     else:
-        x = (k.engine.rounds(k, b, v, s.keys, [x], 2, 2, nr) or [x])[0]
+        x = (k.engine.rounds(k, b, s.keys, [x], 2, 2, nr) or [x])[0]
         v.store(mem(128, ctx, L.CACHE_R2), x)
     a.mov(mem(64, ctx, L.WINDOW_LO), base)
     a.mov(mem(64, ctx, L.WINDOW_HI), hi)

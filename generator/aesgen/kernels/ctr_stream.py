@@ -52,7 +52,7 @@ def open_stream(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
     lo, hi = load_counter(k.isa, b, ctx)
     idx = b.gp()
     with b.phase("key_load"):
-        keys = k.engine.prepare(k, b, v, ctx, bits)
+        keys = k.engine.prepare(k, b, ctx, bits)
     return Stream(ctx, out, inp, length, lo, hi, idx, end, top, keys)
 
 

@@ -7,6 +7,13 @@
 
 Round keys are either resident (broadcast once into registers before the loop: the EVEX
 kernels, which have 32 registers) or loaded (broadcast) once per round per batch.
+
+The protocol, the same on AArch64 (kernels/a64/engines.py): ``prepare(k, b, ctx, bits)``
+gives the round keys of one size as ``rounds`` reads them; ``rounds(k, b, keys, blocks,
+first, last, nr)`` computes rounds first..last on registers of blocks in FIPS-197 byte order;
+``expand_key(k, b, ctx, key, bits)`` is the key schedule into the context; an engine emits
+through its own vector operations (``ops(b)``, its encoding's). Nothing here knows about
+counters, FACE or tags: the mode skeletons decide which rounds a block needs.
 """
 from __future__ import annotations
 
@@ -75,11 +82,6 @@ class RoundEngine:
         """Bytes of the context this engine keeps for itself (ContextLayout.extra)."""
         return 0
 
-    def r1_entry(self) -> int:
-        """Bytes a block of the FACE rd1+ table: column 0 only (4) on xmm, 16 where one
-        wide load must fetch the entries of a register's lanes."""
-        return 4 if self.spec.width == 128 else 16
-
     def __init__(self, spec: KernelSpec) -> None:
         self.spec = spec
         self.resident_keys = spec.encoding == "evex"
@@ -89,14 +91,21 @@ class RoundEngine:
     SPARE_REGISTERS = 4
     CONSTANT_REGISTERS = 0
 
-    def fits(self, v: VectorOps, resident: int) -> bool:
-        """Whether ``resident`` more registers stay live beside the batch, its spares and
-        the engine's constants (only the 32-register EVEX kernels keep anything resident)."""
-        need = resident + self.spec.interleave + self.SPARE_REGISTERS + self.CONSTANT_REGISTERS
-        return self.resident_keys and need <= v.registers
+    def ops(self, b: KernelBuilder) -> VectorOps:
+        """The vector operations of this engine's encoding, emitting into ``b``."""
+        return VectorOps(b, self.spec.encoding)
 
-    def prepare(self, k, b: KernelBuilder, v: VectorOps, ctx: Reg, bits: int) -> Keys:
-        if not self.fits(v, ROUNDS[bits] + 1):
+    def fits(self, resident: int) -> bool:
+        """Whether ``resident`` more registers stay live beside the batch, its spares and
+        the engine's constants (only the 32-register EVEX kernels keep anything resident):
+        the engine is told its register budget up front, there is no spilling."""
+        need = resident + self.spec.interleave + self.SPARE_REGISTERS + self.CONSTANT_REGISTERS
+        return self.resident_keys and need <= 32
+
+    def prepare(self, k, b: KernelBuilder, ctx: Reg, bits: int) -> Keys:
+        """The round keys of one key size, as ``rounds`` reads them."""
+        v = self.ops(b)
+        if not self.fits(ROUNDS[bits] + 1):
             return Keys(ctx, None, self.spec.width)
         regs = []
         for r in range(ROUNDS[bits] + 1):
@@ -105,17 +114,16 @@ class RoundEngine:
             regs.append(reg)
         return Keys(ctx, regs, self.spec.width)
 
-    def rounds(self, k, b: KernelBuilder, v: VectorOps, keys: Keys, blocks: list[Reg],
+    def rounds(self, k, b: KernelBuilder, keys: Keys, blocks: list[Reg],
                first: int, last: int, nr: int) -> list[Reg] | None:
         """Rounds first..last on ``blocks`` (byte order in, byte order out). Returns the
         registers now holding the blocks, or None when they are ``blocks`` themselves."""
         raise NotImplementedError
 
-    def expand_key(self, k, b: KernelBuilder, v: VectorOps, ctx: Reg, key: Reg,
-                   bits: int) -> None:
+    def expand_key(self, k, b: KernelBuilder, ctx: Reg, key: Reg, bits: int) -> None:
         """FIPS-197 5.2 word by word; words live in the context, SubWord per engine (given
         the kernel and its context, for an engine that keeps scratch there)."""
-        a = b.asm
+        a, v = b.asm, self.ops(b)
         nk = bits // 32
         w = b.gp()
         for i in range(nk):
@@ -140,7 +148,8 @@ class RoundEngine:
 class AesEngine(RoundEngine):
     """AES-NI (xmm) and VAES (ymm, zmm): one AESENC a round and register."""
 
-    def rounds(self, k, b, v, keys, blocks, first, last, nr) -> None:
+    def rounds(self, k, b, keys, blocks, first, last, nr) -> None:
+        v = self.ops(b)
         for r in range(first, last + 1):
             key = keys.get(b, v, r, blocks[0].width)
             for x in blocks:
@@ -196,9 +205,10 @@ class GfniEngine(RoundEngine):
     # note of the GFNI issue) they run at the same speed, and mulb needs no matrix.
     DOUBLING = "mulb"
 
-    def prepare(self, k, b, v, ctx, bits) -> Keys:
-        keys = super().prepare(k, b, v, ctx, bits)
-        if self.fits(v, 0):
+    def prepare(self, k, b, ctx, bits) -> Keys:
+        keys = super().prepare(k, b, ctx, bits)
+        v = self.ops(b)
+        if self.fits(0):
             # the constants live in registers too (the round keys may not fit beside them)
             for name in ("sbox", "sr", "rot1sr", "rot2", "two"):
                 reg = b.vec(self.spec.width)
@@ -227,8 +237,8 @@ class GfniEngine(RoundEngine):
             return reg.view(width)
         return self._const_mem(b, name, width)
 
-    def rounds(self, k, b, v, keys, blocks, first, last, nr) -> None:
-        width = blocks[0].width
+    def rounds(self, k, b, keys, blocks, first, last, nr) -> None:
+        v, width = self.ops(b), blocks[0].width
         for r in range(first, last + 1):
             key = keys.get(b, v, r, width)
             for x in blocks:

@@ -269,7 +269,7 @@ def _refresh(k, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     a.mov(base, lo)
     b.emit("and", base, Imm(-256))
     x = k.counter_block(b, v, base, hi)
-    x = (k.engine.rounds(k, b, v, s.keys, [x], 0, skip, nr) or [x])[0]
+    x = (k.engine.rounds(k, b, s.keys, [x], 0, skip, nr) or [x])[0]
     v.store(mem(128, ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2), x)
     k.engine.store_sliced_cache(k, b, v, ctx, x, skip, nr)
     a.mov(mem(64, ctx, L.WINDOW_LO), base)

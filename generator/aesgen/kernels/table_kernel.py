@@ -139,7 +139,7 @@ class TableKernel:
         a.jne(loop)
 
     def expand_key(self, b: KernelBuilder, ctx: Reg, key: Reg, bits: int) -> None:
-        ScalarKeySchedule(self.spec).expand_key(self, b, None, ctx, key, bits)
+        ScalarKeySchedule(self.spec).expand_key(self, b, ctx, key, bits)
 
     def stream_body(self, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
                     length: Reg, done: Label) -> None:
@@ -229,6 +229,9 @@ def counter_state(b: KernelBuilder, ctx: Reg, lo: Reg) -> list[Reg]:
 # ====================================================================================
 class ScalarKeySchedule(RoundEngine):
     """FIPS-197 key expansion (RoundEngine.expand_key) with SubWord by byte S-box lookups."""
+
+    def ops(self, b: KernelBuilder) -> None:
+        return None                      # general-purpose registers only
 
     def sub_word(self, k, b: KernelBuilder, v, ctx: Reg, w: Reg) -> None:
         a = b.asm

@@ -184,7 +184,7 @@ def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str,
                 _load_pairs(b, blocks, lambda i: _m(128, tp, table + 16 * i),
                             lambda i: _m(256, tp, table + 16 * i))
         with b.phase("rounds_0_2" if face == "r1" else "rounds_3_nr"):
-            eng.table_rounds(k, b, s.keys, blocks, cache, skip, 2 if face == "r1" else 3, nr)
+            eng.rounds_from_offset(k, b, s.keys, blocks, cache, skip, 2 if face == "r1" else 3, nr)
     else:
         with b.phase("counter"):
             k.counter_block(b, s.lo, s.hi, blocks[0])

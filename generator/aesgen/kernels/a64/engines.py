@@ -1,7 +1,12 @@
-"""Round engines of the AArch64 CTR skeleton (``ctr_kernel.py``).
+"""Round engines on AArch64 (armv8-ce here; neon-tbl, neon-bitsliced in their modules).
 
 The interface (``A64Engine``) -- what another A64 method (neon-tbl, neon-bitsliced) provides
 =========================================================================================
+The protocol is the x86 engines' (kernels/engines.py: ``prepare(k, b, ctx, bits)``,
+``rounds(k, b, keys, blocks, first, last, nr)``, ``expand_key(k, b, ctx, key, bits)``,
+``context_extra()``), with two refinements an A64 engine may take further (``last_round``
+with the data XOR folded in, ``rounds_from_offset`` with an offset folded into a round key)
+and its register count declared up front (``registers``).
 The skeleton owns everything but the AES rounds: the context, the counter, batches, FACE
 caches/tables and their refresh, load/XOR/store and the partial block. An engine owns the
 round keys' form in registers and the round function. Blocks travel between the two as
@@ -27,14 +32,16 @@ Methods (``k`` is the skeleton's Kernel, ``b`` the KernelBuilder):
     before the loop of one key size: load round keys (and constants) into registers; the
     result is opaque to the skeleton and passed back to the calls below.
 ``rounds(k, b, keys, blocks, first, last, nr)``
-    D_{first-1} -> D_last in place, for 0 <= first <= last <= nr - 1 (first = 0 starts from
-    counter blocks). 1 to ``interleave`` blocks per call (an engine that works on groups of
+    D_{first-1} -> D_last in place, for 0 <= first <= last <= nr (first = 0 starts from
+    input blocks; last = nr ends with ``last_round``). An engine writes
+    ``rounds_before_last`` (last <= nr - 1). 1 to ``interleave`` blocks per call (an engine that works on groups of
     8, as a bitsliced one, pads or transposes inside); called with the FACE split points
     last = 1 or 2 and first = 2 or 3, so a domain change between calls is the engine's.
-``table_rounds(k, b, keys, blocks, cache, level, last, nr)``
-    the FACE fast path: ``blocks`` hold table entries T[in15] (r1: column 0, the rest zero),
-    ``cache`` = D_level(base); produce D_last (level < last <= nr - 1). The base class XORs
-    the cache into each block and calls ``rounds``; an engine may do better.
+``rounds_from_offset(k, b, keys, blocks, offset, level, last, nr)``
+    ``blocks`` ^ ``offset`` is D_level: produce D_last (level < last <= nr - 1). The base
+    class XORs the offset into each block and continues with the rounds; an engine may do
+    better (fold it into a round key). The CTR skeleton's FACE fast path calls it with the
+    table entries T[in15] as blocks and the window's cache as the offset.
 ``last_round(k, b, keys, blocks, nr, data=None)``
     D_{nr-1} -> keystream in place, or keystream ^ data when ``data`` (registers of input
     blocks, one per block) is given: the engine may fold the XORs (EOR3 with FEAT_SHA3).
@@ -139,19 +146,27 @@ class A64Engine:
 
     def rounds(self, k, b: KernelBuilder, keys, blocks: list[Reg], first: int, last: int,
                nr: int) -> None:
+        """Rounds first..last, as the x86 engines' ``rounds``: up to nr - 1 by the engine's
+        ``rounds_before_last``, then the last round."""
+        self.rounds_before_last(k, b, keys, blocks, first, min(last, nr - 1), nr)
+        if last >= nr:
+            self.last_round(k, b, keys, blocks, nr)
+
+    def rounds_before_last(self, k, b: KernelBuilder, keys, blocks: list[Reg], first: int,
+                           last: int, nr: int) -> None:
         raise NotImplementedError
 
     def last_round(self, k, b: KernelBuilder, keys, blocks: list[Reg], nr: int,
                    data: list[Reg] | None = None) -> None:
         raise NotImplementedError
 
-    def table_rounds(self, k, b: KernelBuilder, keys, blocks: list[Reg], cache: Reg,
-                     level: int, last: int, nr: int) -> None:
-        """blocks hold FACE table entries T[in15]: D_level = cache ^ T, then rounds up to
-        ``last``. An engine may fold the cache XOR elsewhere (CeEngine: into a round key)."""
+    def rounds_from_offset(self, k, b: KernelBuilder, keys, blocks: list[Reg], cache: Reg,
+                           level: int, last: int, nr: int) -> None:
+        """D_level = blocks ^ cache (the offset), then rounds up to ``last``. An engine may
+        fold the XOR elsewhere (CeEngine: into a round key)."""
         for x in blocks:
             b.asm.eor(x.b16, x.b16, cache.b16)
-        self.rounds(k, b, keys, blocks, level + 1, last, nr)
+        self.rounds_before_last(k, b, keys, blocks, level + 1, last, nr)
 
     def expand_key(self, k, b: KernelBuilder, ctx: Reg, key: Reg, bits: int) -> None:
         raise NotImplementedError
@@ -173,23 +188,23 @@ class CeEngine(A64Engine):
                 a.ldr(regs[r].q, Mem(128, base=ctx, disp=L.ROUND_KEYS + 16 * r))
         return CeKeys(regs)
 
-    def rounds(self, k, b, keys, blocks, first, last, nr, key_override=None) -> None:
-        if last >= nr:
-            raise ValueError("rounds() stops before the last round; use last_round()")
+    def rounds_before_last(self, k, b, keys, blocks, first, last, nr,
+                           key_override=None) -> None:
         for r in range(max(first, 1), last + 1):
             key = keys.regs[r - 1] if key_override is None or r != first else key_override
             for x in blocks:                  # AESE/AESMC adjacent: the fused pair
                 b.asm.aese(x.b16, key.b16)
                 b.asm.aesmc(x.b16, x.b16)
 
-    def table_rounds(self, k, b, keys, blocks, cache, level, last, nr) -> None:
+    def rounds_from_offset(self, k, b, keys, blocks, cache, level, last, nr) -> None:
         """The cache folds into the next round key: AESE(T, rk ^ C) = SR(SB(T ^ C ^ rk)),
         and T ^ C = D_level is the AESE input (domain s ^ rk) -- one EOR a batch, not a
         block."""
         folded = b.vec(128)
         with b.phase("rounds_0_2"):
             b.asm.eor(folded.b16, keys.regs[level].b16, cache.b16)
-        self.rounds(k, b, keys, blocks, level + 1, last, nr, key_override=folded)
+        self.rounds_before_last(k, b, keys, blocks, level + 1, last, nr,
+                                key_override=folded)
 
     def last_round(self, k, b, keys, blocks, nr, data=None) -> None:
         sha3 = self.spec.encoding == "neon-sha3"

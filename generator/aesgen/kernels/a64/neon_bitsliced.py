@@ -74,7 +74,7 @@ not transpose at every call boundary the skeleton offers:
   registers then hold the keystream, and ``last_round`` only adds the data. (The skeleton
   reads D_{Nr-1} only through last_round.)
 * A call whose result the skeleton cannot read before the next engine call is *deferred*:
-  ``table_rounds`` (always followed by rounds(last+1, Nr-1)), and ``rounds`` with
+  ``rounds_from_offset`` (always followed by rounds(last+1, Nr-1)), and ``rounds`` with
   first > 0 or at FACE level none (the full path, rounds(0, 2) then rounds(3, Nr-1)).
   The next call must continue the same registers at the next round, or the build fails.
   Calls with first = 0 at FACE r1/r2 (table fill, window refresh) are computed at once.
@@ -173,9 +173,7 @@ class NeonBitslicedEngine(A64Engine):
     def prepare(self, k, b: KernelBuilder, ctx: Reg, bits: int) -> BsKeys:
         return BsKeys(ctx, self._blob_address(b), bits)
 
-    def rounds(self, k, b, keys, blocks, first, last, nr) -> None:
-        if last >= nr:
-            raise ValueError("rounds() stops before the last round; use last_round()")
+    def rounds_before_last(self, k, b, keys, blocks, first, last, nr) -> None:
         ids = tuple(x.key for x in blocks)
         start = first
         if keys.pending is not None:
@@ -192,12 +190,12 @@ class NeonBitslicedEngine(A64Engine):
         if stop == nr:
             keys.ahead |= set(ids)
 
-    def table_rounds(self, k, b, keys, blocks, cache, level, last, nr) -> None:
+    def rounds_from_offset(self, k, b, keys, blocks, cache, level, last, nr) -> None:
         with b.phase("rounds_0_2"):
             for x in blocks:
                 b.asm.eor(x.b16, x.b16, cache.b16)
         if keys.pending is not None:
-            raise RuntimeError("table_rounds while rounds are deferred")
+            raise RuntimeError("rounds_from_offset while rounds are deferred")
         keys.pending = _Pending(tuple(x.key for x in blocks), level + 1, last)
 
     def last_round(self, k, b, keys, blocks, nr, data=None) -> None:

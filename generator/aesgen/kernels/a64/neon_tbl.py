@@ -62,7 +62,7 @@ The skeleton calls ``rounds`` for the FACE split points and ``last_round`` per p
 batch. Within one batch the engine keeps what the next call needs in registers, used only
 when no instruction emitted in between wrote a block register and no jump from before enters
 that stretch (``_take``): a call continuing the previous one (round 3 of the FACE fast path in
-``table_rounds``, then rounds 4..; rounds 0..2 then 3.. in full mode) starts from the rows
+``rounds_from_offset``, then rounds 4..; rounds 0..2 then 3.. in full mode) starts from the rows
 left in registers (no transpose in); a call ending at nr - 1 transposes D_{nr-1} out into
 the blocks (the interface) and runs the last round on them in byte order, 4 blocks together
 (S-box 7, ShiftRows TBL 1, rk_nr EOR 1 a block), so ``last_round`` is one EOR with the data.
@@ -262,19 +262,17 @@ class NeonTblEngine(A64Engine):
         a.eor(x3.b16, x2.b16, w3.b16)               # 10: X3' = X2' ^ T1 ^ T5 (^ K3)
         return [x0, x1, x2, x3]
 
-    def rounds(self, k, b, keys: TblKeys, blocks, first, last, nr) -> None:
+    def rounds_before_last(self, k, b, keys: TblKeys, blocks, first, last, nr) -> None:
         """Transpose in, rounds first..last on the rows, transpose out. Two shortcuts, each
         taken only when no instruction emitted since the previous call wrote the blocks:
 
         - a call continuing the previous one (same blocks, first = its last + 1: the FACE
-          fast path's round 3 in ``table_rounds``, then rounds 4.., or rounds 0..2 then
+          fast path's round 3 in ``rounds_from_offset``, then rounds 4.., or rounds 0..2 then
           3.. in full mode) starts from the rows that call left in registers, no transpose
           in;
         - when ``last`` is nr - 1 the last round runs here too, in byte order on the 4
           blocks together, and its keystream waits in registers for ``last_round``.
         The blocks always receive D_last in byte order, as the interface says."""
-        if last >= nr:
-            raise ValueError("rounds() stops before the last round; use last_round()")
         if first > last:
             return
         a = b.asm

@@ -202,7 +202,7 @@ class Body:
     def aes(self, blocks: list[Reg], bits: int) -> None:
         nr = ROUNDS[bits]
         with self.b.phase("aes"):
-            self.k.engine.rounds(self.k, self.b, self.v, Keys(self.ctx, None, 128), blocks,
+            self.k.engine.rounds(self.k, self.b, Keys(self.ctx, None, 128), blocks,
                                  0, nr, nr)
 
     def per_key_size(self, hint: str, body, join: Label) -> None:
@@ -463,7 +463,7 @@ class Body:
             v.and_(base, c, b.const("window_mask", bytes([0]) + bytes([0xFF]) * 15))
             v.shuffle_bytes(base, base, self.hash.bswap_mask())
             nr = ROUNDS[bits]
-            self.k.engine.rounds(self.k, b, v, Keys(self.ctx, None, 128), [base], 0,
+            self.k.engine.rounds(self.k, b, Keys(self.ctx, None, 128), [base], 0,
                                  self.k.face_rounds, nr)
             for lane in range(self.k.lanes):
                 v.store(self.f("FACE_CACHE", 16 * lane), base)
@@ -503,11 +503,11 @@ class Body:
                 v.add_dwords(wide, wide, b.const(f"batch{lanes}", (self.k.batch * lanes).to_bytes(
                     16, "little") * lanes, align=width // 8))
             with b.phase("aes"):
-                self.k.engine.rounds(self.k, b, v, keys, blocks, f + 1, nr, nr)
+                self.k.engine.rounds(self.k, b, keys, blocks, f + 1, nr, nr)
             return blocks
         blocks = self._counters(wide, self.k.batch)      # fill
         with b.phase("aes"):
-            self.k.engine.rounds(self.k, b, v, keys, blocks, 0, f, nr)
+            self.k.engine.rounds(self.k, b, keys, blocks, 0, f, nr)
         with b.phase("face"):
             for j, blk in enumerate(blocks):
                 v.xor(blk, blk, self.f("FACE_CACHE", width=width))
@@ -515,7 +515,7 @@ class Body:
                         aligned=width == 128)
                 v.xor(blk, blk, self.f("FACE_CACHE", width=width))
         with b.phase("aes"):
-            self.k.engine.rounds(self.k, b, v, keys, blocks, f + 1, nr, nr)
+            self.k.engine.rounds(self.k, b, keys, blocks, f + 1, nr, nr)
         return blocks
 
     def _face_mark(self, in15: Reg) -> None:
@@ -902,7 +902,7 @@ def build_init(k: GcmKernel) -> Function:
     with b.phase("clear_context"):                  # a new key forgets all of the old
         zero_context(b, v, ctx, k.layout.size, k.spec.width, aligned=k.spec.width == 128)
     expand_by_size(g.isa, b, key_len, k.spec.key_bits, g.f("KEY_BITS", width=32), hashed,
-                   lambda bits: k.engine.expand_key(k, b, v, ctx, key, bits))
+                   lambda bits: k.engine.expand_key(k, b, ctx, key, bits))
     b.bind(hashed)
     with b.phase("hash_key"):
         h = g.zero_vec()
