@@ -128,26 +128,19 @@ class A64Scalar:
         b.asm.cmp(x, Imm(y) if isinstance(y, int) else self._reg(b, y))
         b.emit(self.CONDITIONS[cond], label)
 
-    def jump_unless_pair(self, b: KernelBuilder, first: Reg, second: Reg, base: Reg,
-                         disp: int, label: Label) -> None:
-        """Branch to label unless first and second equal the u64 pair at base+disp."""
-        x, y = b.gp(), b.gp()
-        b.asm.ldp(x, y, Mem(128, base=base, disp=disp))
-        b.asm.cmp(first, x)
-        b.asm.b_ne(label)
-        b.asm.cmp(second, y)
-        b.asm.b_ne(label)
-
     def jump_by_pair(self, b: KernelBuilder, first: Reg, second: Reg, base: Reg, disp: int,
-                     equal: Label, differ: Label) -> None:
-        """Branch to ``equal`` when first and second equal the u64 pair at base+disp, else
-        to ``differ`` (which may be the next instruction)."""
+                     equal: Label | None, differ: Label) -> None:
+        """Branch to ``differ`` unless first and second equal the u64 pair at base+disp;
+        when they do, to ``equal`` (None: fall through)."""
         x, y = b.gp(), b.gp()
         b.asm.ldp(x, y, Mem(128, base=base, disp=disp))
         b.asm.cmp(first, x)
         b.asm.b_ne(differ)
         b.asm.cmp(second, y)
-        b.asm.b_eq(equal)
+        if equal is None:
+            b.asm.b_ne(differ)
+        else:
+            b.asm.b_eq(equal)
 
     def jump_if_any_bits(self, b: KernelBuilder, r: Reg, mask: int, label: Label) -> None:
         """Branch to label when r & mask is not zero."""

@@ -126,22 +126,17 @@ class X86Scalar:
         b.asm.cmp(x, Imm(y) if isinstance(y, int) else y)
         b.emit(self.CONDITIONS[cond], label)
 
-    def jump_unless_pair(self, b: KernelBuilder, first: Reg, second: Reg, base: Reg,
-                         disp: int, label: Label) -> None:
-        """Jump to label unless first and second equal the u64 pair at base+disp."""
-        b.asm.cmp(first, Mem(64, base=base, disp=disp))
-        b.asm.jne(label)
-        b.asm.cmp(second, Mem(64, base=base, disp=disp + 8))
-        b.asm.jne(label)
-
     def jump_by_pair(self, b: KernelBuilder, first: Reg, second: Reg, base: Reg, disp: int,
-                     equal: Label, differ: Label) -> None:
-        """Jump to ``equal`` when first and second equal the u64 pair at base+disp, else to
-        ``differ`` (which may be the next instruction)."""
+                     equal: Label | None, differ: Label) -> None:
+        """Jump to ``differ`` unless first and second equal the u64 pair at base+disp; when
+        they do, to ``equal`` (None: fall through)."""
         b.asm.cmp(first, Mem(64, base=base, disp=disp))
         b.asm.jne(differ)
         b.asm.cmp(second, Mem(64, base=base, disp=disp + 8))
-        b.asm.je(equal)
+        if equal is None:
+            b.asm.jne(differ)
+        else:
+            b.asm.je(equal)
 
     def jump_if_any_bits(self, b: KernelBuilder, r: Reg, mask: int, label: Label) -> None:
         """Jump to label when r & mask is not zero."""

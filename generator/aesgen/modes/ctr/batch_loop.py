@@ -71,7 +71,7 @@ def loop_head(isa, b: KernelBuilder, s: Stream, face: str, refresh: Label,
         if face != "none":
             base = b.gp()
             isa.arith(b, "and", base, s.lo, -256)
-            isa.jump_unless_pair(b, base, s.hi, s.ctx, L.WINDOW_LO, refresh)
+            isa.jump_by_pair(b, base, s.hi, s.ctx, L.WINDOW_LO, None, refresh)
         b.bind(window_ok)
         isa.low_byte(b, s.idx, s.lo)
 
