@@ -45,7 +45,7 @@ from .engine_choice import engine_for
 from .engines import RoundEngine
 from .face_fill import FaceRun
 from .spec import FACE_ROUNDS, ROUNDS, KernelSpec
-from .ctr_stream import count_up, counter_in_every_lane, mem, open_stream, spread_blocks
+from .ctr_stream import counter_in_every_lane, mem, open_stream, spread_blocks
 from .grouped_ctr import stream_body as grouped_stream_body
 from .vector_ops import VectorOps
 
@@ -230,13 +230,13 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             v.xor(x, x, mem(width, s.inp, width // 8 * i), unaligned=True)
             v.store(mem(width, s.out, width // 8 * i), x, aligned=False)
     with b.phase("loop"):
-        count_up(b, s.lo, s.hi, blocks_n)
+        k.isa.count_up(b, s.lo, s.hi, blocks_n)
         a.add(s.inp, Imm(16 * blocks_n))
         a.add(s.out, Imm(16 * blocks_n))
         a.sub(s.length, Imm(16 * blocks_n))
         a.jmp(then or s.top)
     if partial is not None:
-        _partial_tail(b, v, s, blocks[0], partial)
+        _partial_tail(k, b, v, s, blocks[0], partial)
 
 
 def _scaled(b: KernelBuilder, idx: Reg, shift: int) -> Reg:
@@ -246,13 +246,14 @@ def _scaled(b: KernelBuilder, idx: Reg, shift: int) -> Reg:
     return scaled
 
 
-def _partial_tail(b: KernelBuilder, v: VectorOps, s: Stream, x: Reg, partial: Label) -> None:
+def _partial_tail(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, x: Reg,
+                  partial: Label) -> None:
     """len < 16: keep the keystream block in the context, use its first len bytes."""
     with b.phase("partial"):
         b.bind(partial)
         v.store(mem(128, s.ctx, L.KEYSTREAM), x)
-        count_up(b, s.lo, s.hi, 1)
-        keystream_tail(X86Scalar(), b, s.ctx, s.out, s.inp, s.length, s.end)
+        k.isa.count_up(b, s.lo, s.hi, 1)
+        keystream_tail(k.isa, b, s.ctx, s.out, s.inp, s.length, s.end)
 
 
 def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,

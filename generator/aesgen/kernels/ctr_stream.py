@@ -6,7 +6,7 @@ the per-lane counter helpers. ``k`` is the kernel being built (kernels/ctr_kerne
 from __future__ import annotations
 
 from ..dsl.builder import KernelBuilder
-from ..dsl.operands import Imm, Mem, Reg
+from ..dsl.operands import Mem, Reg
 from ..modes.ctr.batch_loop import Stream
 from ..modes.ctr.skeleton import load_counter
 from .vector_ops import VectorOps
@@ -14,11 +14,6 @@ from .vector_ops import VectorOps
 
 def mem(width: int, base: Reg, disp: int = 0, index: Reg | None = None, scale: int = 1) -> Mem:
     return Mem(width, base=base, index=index, scale=scale, disp=disp)
-
-
-def count_up(b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
-    b.asm.add(lo, Imm(n))
-    b.asm.adc(hi, Imm(0))
 
 
 def lane_offsets(lanes: int, first: int) -> bytes:

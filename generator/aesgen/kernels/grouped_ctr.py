@@ -32,7 +32,7 @@ from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Label, Mem, Reg
 from . import ctx_layout as L
 from ..modes.ctr.batch_loop import Stream, loop_exit, loop_head
-from .ctr_stream import count_up, counter_in_every_lane, mem, open_stream, spread_blocks
+from .ctr_stream import counter_in_every_lane, mem, open_stream, spread_blocks
 from .face_fill import counter_tag
 from .spec import FACE_ROUNDS, ROUNDS
 from .vector_ops import VectorOps
@@ -186,7 +186,7 @@ def _use(k, b: KernelBuilder, v: VectorOps, s: Stream, keystream: list[Reg], con
             v.xor(x, x, mem(x.width, s.inp, wb * i), unaligned=True)
             v.store(mem(x.width, s.out, wb * i), x, aligned=False)
     with b.phase("loop"):
-        count_up(b, s.lo, s.hi, blocks)
+        k.isa.count_up(b, s.lo, s.hi, blocks)
         a.add(s.inp, Imm(16 * blocks))
         a.add(s.out, Imm(16 * blocks))
         a.sub(s.length, Imm(16 * blocks))

@@ -454,7 +454,7 @@ def _partial_tail(b: KernelBuilder, s: Loop, t: list[Reg]) -> None:
         _count_up(b, s)
         out = b.gp()
         a.lea(out, _m(8, s.inp, index=s.delta))
-        keystream_tail(X86Scalar(), b, s.ctx, out, s.inp, s.length, s.end)
+        keystream_tail(TableKernel.isa, b, s.ctx, out, s.inp, s.length, s.end)
 
 
 def _check_window(k: TableKernel, b: KernelBuilder, s: Loop, nr: int, idx: Reg,

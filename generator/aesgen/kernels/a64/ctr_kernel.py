@@ -146,10 +146,6 @@ class Kernel:
         return x
 
 
-def _count_up(b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
-    A64Scalar().count_up(b, lo, hi, n)
-
-
 # ====================================================================================
 # xor_stream's loop (its frame is the CTR skeleton's)
 # ====================================================================================
@@ -234,11 +230,11 @@ def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str,
             with b.phase("load_xor_store"):
                 a.stp(pair[0].q, pair[1].q, _m(256, s.out, 32, wb="post"))
     with b.phase("loop"):
-        _count_up(b, s.lo, s.hi, m)
+        k.isa.count_up(b, s.lo, s.hi, m)
         a.sub(s.length, s.length, Imm(16 * m))
         a.b(then or s.top)
     if m == 1:
-        _partial_tail(b, s, blocks[0], partial)
+        _partial_tail(k, b, s, blocks[0], partial)
 
 
 def _load_pairs(b: KernelBuilder, regs: list[Reg], one, two) -> None:
@@ -250,13 +246,13 @@ def _load_pairs(b: KernelBuilder, regs: list[Reg], one, two) -> None:
             b.asm.ldr(regs[i].q, one(i))
 
 
-def _partial_tail(b: KernelBuilder, s: Stream, x: Reg, partial: Label) -> None:
+def _partial_tail(k: Kernel, b: KernelBuilder, s: Stream, x: Reg, partial: Label) -> None:
     """len < 16: keep the keystream block in the context, use its first len bytes."""
     with b.phase("partial"):
         b.bind(partial)
         b.asm.str(x.q, _m(128, s.ctx, L.KEYSTREAM))
-        _count_up(b, s.lo, s.hi, 1)
-        keystream_tail(A64Scalar(), b, s.ctx, s.out, s.inp, s.length, s.end)
+        k.isa.count_up(b, s.lo, s.hi, 1)
+        keystream_tail(k.isa, b, s.ctx, s.out, s.inp, s.length, s.end)
 
 
 def _refresh(k: Kernel, b: KernelBuilder, s: Stream, bits: int, window_ok: Label) -> None:
