@@ -448,6 +448,29 @@ def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
     assert ctx.guards_intact()
 
 
+@pytest.mark.parametrize("aead", _face_aeads(), indirect=True)
+def test_gcm_face_zero_prefix_is_a_new_tag(aead, request) -> None:
+    """A freshly keyed context holds no table: a nonce whose bytes 0, 5 and 10 are zero
+    (as in a zeroed context's tag fields) is a prefix seen for the first time, so its first
+    record fills one batch and its second record the rest, as for any other prefix."""
+    info = request.node.callspec.params["aead"][1]
+    off = _fields(info)
+    ctx = Ctx(aead.ctx_size)
+    assert aead.init(ctx.addr, _buf(bytes(range(16))), 16) == 0
+
+    def run() -> tuple[int, int]:
+        raw = ctx.raw.raw
+        return tuple(int.from_bytes(raw[ctx.off + off[f]:ctx.off + off[f] + 8], "little")
+                     for f in ("FILL_START", "FILL_COUNT"))
+
+    first = 8 * info["width"] // 128
+    for seq, want in ((1, (2, first)), (2, (2, 64))):
+        nonce = bytes(11) + bytes([seq])
+        r, _, _ = seal(aead, ctx, nonce, b"", bytes(1024))
+        assert r == 0 and run() == want, (seq, run())
+    assert ctx.guards_intact()
+
+
 def test_stats_reports_gcm_kernels_by_phase(aesgen_exe) -> None:
     import subprocess
 

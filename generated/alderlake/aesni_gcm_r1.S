@@ -670,6 +670,7 @@ aesgen_aesni_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_init_hash_key
 .Laesgen_aesni_gcm_r1_init_hash_key:
+	movq	$1, 520(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax

@@ -668,6 +668,7 @@ aesgen_vaes256_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_init_hash_key
 .Laesgen_vaes256_gcm_r1_init_hash_key:
+	movq	$1, 904(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax

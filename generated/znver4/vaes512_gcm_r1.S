@@ -667,6 +667,7 @@ aesgen_vaes512_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_init_hash_key
 .Laesgen_vaes512_gcm_r1_init_hash_key:
+	movq	$1, 1160(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax

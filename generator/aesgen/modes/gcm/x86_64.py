@@ -904,6 +904,8 @@ def build_init(k: GcmKernel) -> Function:
     expand_by_size(g.isa, b, key_len, k.spec.key_bits, g.f("KEY_BITS", width=32), hashed,
                    lambda bits: k.engine.expand_key(k, b, ctx, key, bits))
     b.bind(hashed)
+    if k.face_rounds:                               # no table yet: a tag no counter has
+        a.mov(g.f("FACE_TAG_HI", width=64), Imm(ctx_layout.NO_TABLE))
     with b.phase("hash_key"):
         h = g.zero_vec()
         g.aes_any_size(h)
