@@ -219,6 +219,7 @@ def _manifest_entry(ck: CompiledKernel) -> dict:
     return {
         "name": ck.spec.name, "method": ck.spec.method, "variant": ck.spec.variant,
         "width": ck.spec.width, "face": ck.spec.face,
+        "counter": ck.spec.counter_policy.name,
         "constant_time": ck.constant_time,
         **({"warning": timing_warning(ck)} if not ck.constant_time else {}),
         "features": list(ck.features),

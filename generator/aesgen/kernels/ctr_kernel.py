@@ -230,7 +230,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             v.xor(x, x, mem(width, s.inp, width // 8 * i), unaligned=True)
             v.store(mem(width, s.out, width // 8 * i), x, aligned=False)
     with b.phase("loop"):
-        k.isa.count_up(b, s.lo, s.hi, blocks_n)
+        k.spec.counter_policy.count_up(k.isa, b, s.lo, s.hi, blocks_n)
         a.add(s.inp, Imm(16 * blocks_n))
         a.add(s.out, Imm(16 * blocks_n))
         a.sub(s.length, Imm(16 * blocks_n))
@@ -252,7 +252,7 @@ def _partial_tail(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, x: Reg,
     with b.phase("partial"):
         b.bind(partial)
         v.store(mem(128, s.ctx, L.KEYSTREAM), x)
-        k.isa.count_up(b, s.lo, s.hi, 1)
+        k.spec.counter_policy.count_up(k.isa, b, s.lo, s.hi, 1)
         keystream_tail(k.isa, b, s.ctx, s.out, s.inp, s.length, s.end)
 
 

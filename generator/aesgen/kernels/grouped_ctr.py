@@ -186,7 +186,7 @@ def _use(k, b: KernelBuilder, v: VectorOps, s: Stream, keystream: list[Reg], con
             v.xor(x, x, mem(x.width, s.inp, wb * i), unaligned=True)
             v.store(mem(x.width, s.out, wb * i), x, aligned=False)
     with b.phase("loop"):
-        k.isa.count_up(b, s.lo, s.hi, blocks)
+        k.spec.counter_policy.count_up(k.isa, b, s.lo, s.hi, blocks)
         a.add(s.inp, Imm(16 * blocks))
         a.add(s.out, Imm(16 * blocks))
         a.sub(s.length, Imm(16 * blocks))
@@ -251,8 +251,7 @@ def _consume(k, b: KernelBuilder, v: VectorOps, s: Stream) -> None:
     a.mov(mem(64, ctx, L.KEYSTREAM_LEFT), t)
     b.bind(used)
     a.shr(j, Imm(4))                       # blocks used
-    a.add(s.lo, j)
-    a.adc(s.hi, Imm(0))
+    k.spec.counter_policy.count_up(k.isa, b, s.lo, s.hi, j)
     a.add(s.inp, n)
     a.add(s.out, n)
     a.sub(s.length, n)

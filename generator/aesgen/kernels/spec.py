@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..modes import mode as mode_descriptor
+from ..modes.counter import POLICIES, CounterPolicy
+
 FACE_LEVELS = ("none", "r1", "r2")
 KEY_BITS = (128, 192, 256)
 ROUNDS = {128: 10, 192: 12, 256: 14}
@@ -48,6 +51,8 @@ class KernelSpec:
     # how the hash engine multiplies (GCM): "schoolbook" (4 carry-less multiplies a block)
     # or "karatsuba" (3, and a shuffle); chosen per preset from measurements
     hash_multiply: str = "schoolbook"
+    # the counter policy (modes/counter.py): "" is the mode's default (CTR be128, GCM inc32)
+    counter: str = ""
 
     def __post_init__(self) -> None:
         if self.hash_multiply not in ("schoolbook", "karatsuba"):
@@ -55,6 +60,10 @@ class KernelSpec:
                              f"{self.hash_multiply!r}")
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; known: {', '.join(MODES)}")
+        counters = mode_descriptor(self.mode).counters
+        if self.counter and self.counter not in counters:
+            raise ValueError(f"mode {self.mode} counts with {', '.join(counters)}, not "
+                             f"{self.counter!r}")
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
         if self.face not in FACE_LEVELS:
@@ -91,15 +100,23 @@ class KernelSpec:
         return self.width // 128
 
     @property
+    def counter_policy(self) -> CounterPolicy:
+        return POLICIES[self.counter or mode_descriptor(self.mode).counters[0]]
+
+    @property
     def variant(self) -> str:
         """Method plus width where the method has several: aesni, vaes512, gfni256."""
         return f"{self.method}{self.width}" if METHODS[self.method][1] else self.method
 
     @property
     def name(self) -> str:
-        """Registry name: ``vaes512-face-r2`` for CTR, ``aesni-gcm-none`` for an AEAD."""
+        """Registry name: ``vaes512-face-r2`` for CTR, ``aesni-gcm-none`` for an AEAD; a
+        counter policy other than the mode's default is added: ``aesni-face-r2-inc32``."""
         middle = "face" if self.mode == "ctr" else self.mode
-        return f"{self.variant}-{middle}-{self.face}"
+        default = mode_descriptor(self.mode).counters[0]
+        policy = self.counter_policy.name
+        return f"{self.variant}-{middle}-{self.face}" + (
+            f"-{policy}" if policy != default else "")
 
     @property
     def file_stem(self) -> str:

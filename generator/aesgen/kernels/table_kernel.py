@@ -267,9 +267,10 @@ class Loop:
     """The registers and labels of one key size's loop."""
 
     def __init__(self, ctx: Reg, inp: Reg, delta: Reg, length: Reg, tb: Reg, lo: Reg,
-                 top: Label, end: Label) -> None:
+                 top: Label, end: Label, counter) -> None:
         self.ctx, self.inp, self.delta, self.length = ctx, inp, delta, length
         self.tb, self.lo, self.top, self.end = tb, lo, top, end
+        self.counter = counter        # the spec's counter policy (modes/counter.py)
 
 
 def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg,
@@ -284,7 +285,7 @@ def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg
     with b.phase("key_load"):
         a.lea(tb, b.const("tables", round_tables(), align=64))
     a.mov(lo, _m(64, ctx, L.CTR_LO))
-    s = Loop(ctx, inp, delta, length, tb, lo, top, end)
+    s = Loop(ctx, inp, delta, length, tb, lo, top, end, k.spec.counter_policy)
     idx = b.gp()                      # in15 of the block (FACE levels only)
     if face != "none":
         a.jmp(check)                  # the window is checked in full once per call
@@ -427,8 +428,8 @@ def _fill_block(k: TableKernel, b: KernelBuilder, s: Loop, nr: int) -> list[Reg]
 
 
 def _count_up(b: KernelBuilder, s: Loop) -> None:
-    b.asm.add(s.lo, Imm(1))
-    b.asm.adc(_m(64, s.ctx, L.CTR_HI), Imm(0))
+    """The next block: the counter's low half in s.lo, its high half left in the context."""
+    s.counter.count_up(TableKernel.isa, b, s.lo, _m(64, s.ctx, L.CTR_HI), 1)
 
 
 def _load_xor_store(b: KernelBuilder, s: Loop, t: list[Reg]) -> None:

@@ -227,6 +227,19 @@ def counter_block(counter: int) -> bytes:
     return (counter % _COUNTER_MODULUS).to_bytes(BLOCK_SIZE, "big")
 
 
+def counter_block_at(first: bytes, i: int, counter_bits: int = 128) -> bytes:
+    """The counter block i steps after ``first`` when its last ``counter_bits`` bits count
+    (big-endian, wrapping) and the bytes before them stay: 128 for SP 800-38A's CTR, 32 for
+    SP 800-38D's inc_32."""
+    if len(first) != BLOCK_SIZE:
+        raise ValueError(f"counter block must be {BLOCK_SIZE} bytes, got {len(first)}")
+    if counter_bits not in (32, 128):
+        raise ValueError(f"counter_bits must be 32 or 128, not {counter_bits}")
+    fixed = BLOCK_SIZE - counter_bits // 8
+    low = (int.from_bytes(first[fixed:], "big") + i) % (1 << counter_bits)
+    return bytes(first[:fixed]) + low.to_bytes(counter_bits // 8, "big")
+
+
 def _initial_counter(iv: bytes) -> int:
     if len(iv) != BLOCK_SIZE:
         raise ValueError(f"CTR IV must be {BLOCK_SIZE} bytes, got {len(iv)}")
@@ -247,16 +260,23 @@ def ctr_keystream(key: KeyOrRoundKeys, iv: bytes, nblocks: int) -> bytes:
     return _keystream_blocks(as_round_keys(key), _initial_counter(iv), nblocks)
 
 
-def ctr_xor(key: KeyOrRoundKeys, iv: bytes, data: bytes, offset: int = 0) -> bytes:
+def ctr_xor(key: KeyOrRoundKeys, iv: bytes, data: bytes, offset: int = 0,
+            counter_bits: int = 128) -> bytes:
     """En-/decrypt ``data`` in CTR mode, ``offset`` keystream bytes into ``iv``'s stream.
 
-    The counter is the whole 128-bit block, big-endian, wrapping at 2^128.
+    The counter is the whole 128-bit block, big-endian, wrapping at 2^128; with
+    ``counter_bits`` 32, only its last 4 bytes count (and wrap), as GCM's inc_32.
     """
     if offset < 0:
         raise ValueError("offset must be non-negative")
     first_block, skip = divmod(offset, BLOCK_SIZE)
     nblocks = -(-(skip + len(data)) // BLOCK_SIZE)
-    stream = _keystream_blocks(
-        as_round_keys(key), _initial_counter(iv) + first_block, nblocks
-    )
+    if counter_bits == 128:
+        stream = _keystream_blocks(
+            as_round_keys(key), _initial_counter(iv) + first_block, nblocks
+        )
+    else:
+        rk = as_round_keys(key)
+        stream = b"".join(encrypt_block(rk, counter_block_at(iv, first_block + i, counter_bits))
+                          for i in range(nblocks))
     return xor_bytes(bytes(data), stream[skip:skip + len(data)])

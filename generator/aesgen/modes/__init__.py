@@ -45,6 +45,8 @@ class ModeDescriptor:
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
     # (instruction set, method or "*", module with build_kernel(spec)): the first that fits
     skeletons: tuple[tuple[str, str, str], ...] = ()
+    # counter policies (modes/counter.py) its skeletons take, the default first
+    counters: tuple[str, ...] = ("be128",)
     nonce: tuple[int, int] = (0, 0)     # accepted nonce lengths (AEADs; -1 = SIZE_MAX)
     tag: tuple[int, int] = (0, 0)       # accepted tag lengths (AEADs)
 
@@ -58,7 +60,8 @@ CTR = ModeDescriptor(
     needs=(),
     skeletons=(("x86_64", "table", "aesgen.kernels.table_kernel"),
                ("x86_64", "*", "aesgen.kernels.ctr_kernel"),
-               ("aarch64", "*", "aesgen.kernels.a64.ctr_kernel")))
+               ("aarch64", "*", "aesgen.kernels.a64.ctr_kernel")),
+    counters=("be128", "inc32"))
 
 GCM = ModeDescriptor(
     name="gcm", aead=True, title="AES-GCM (NIST SP 800-38D)",
@@ -74,6 +77,7 @@ GCM = ModeDescriptor(
     # the skeleton keeps to 16 registers and VEX forms on ymm; zmm is EVEX with 32
     encodings=((("vaes256", "evex"), "avx"),),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),),
+    counters=("inc32",),
     nonce=(1, -1), tag=(4, 16))
 
 MODES = {m.name: m for m in (CTR, GCM)}

@@ -99,6 +99,13 @@ class A64Scalar:
         b.asm.adds(lo, lo, Imm(n))
         b.asm.adc(hi, hi, XZR)
 
+    def count_up_low32(self, b: KernelBuilder, lo: Reg, n: int) -> None:
+        """inc_32 by n: the low 32 bits of lo (counter bytes 12..15) wrap, the rest stays."""
+        t = b.gp()
+        b.asm.add(t.w32, lo.w32, Imm(n))             # a W write clears bits 32..63
+        b.emit("and", lo, lo, Imm(0xFFFFFFFF00000000))
+        b.emit("orr", lo, lo, t)
+
     # --- arithmetic and compares on 64-bit values (for bookkeeping of public numbers) -----
     def move(self, b: KernelBuilder, dst: Reg, src: Reg | int) -> None:
         b.asm.mov(dst, Imm(src) if isinstance(src, int) else src)

@@ -99,9 +99,21 @@ class X86Scalar:
         b.asm.mov(Mem(64, base=base, disp=disp), first)
         b.asm.mov(Mem(64, base=base, disp=disp + 8), second)
 
-    def count_up(self, b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
-        b.asm.add(lo, Imm(n))
+    def count_up(self, b: KernelBuilder, lo: Reg, hi: Reg | Mem, n: int | Reg) -> None:
+        """The 128-bit counter hi:lo plus n (a number or a register)."""
+        b.asm.add(lo, Imm(n) if isinstance(n, int) else n)
         b.asm.adc(hi, Imm(0))
+
+    def count_up_low32(self, b: KernelBuilder, lo: Reg, n: int | Reg) -> None:
+        """inc_32 by n: the low 32 bits of lo (counter bytes 12..15) wrap, the rest stays."""
+        t = b.gp()
+        b.asm.lea(t, Mem(64, base=lo, disp=n) if isinstance(n, int)
+                  else Mem(64, base=lo, index=n))
+        b.asm.shl(t, Imm(32))
+        b.asm.shr(t, Imm(32))                        # (lo + n) mod 2^32
+        b.asm.shr(lo, Imm(32))
+        b.asm.shl(lo, Imm(32))
+        b.emit("or", lo, t)
 
     # --- arithmetic and compares on 64-bit values (for bookkeeping of public numbers) -----
     def move(self, b: KernelBuilder, dst: Reg, src: Reg | int) -> None:

@@ -230,7 +230,7 @@ def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str,
             with b.phase("load_xor_store"):
                 a.stp(pair[0].q, pair[1].q, _m(256, s.out, 32, wb="post"))
     with b.phase("loop"):
-        k.isa.count_up(b, s.lo, s.hi, m)
+        k.spec.counter_policy.count_up(k.isa, b, s.lo, s.hi, m)
         a.sub(s.length, s.length, Imm(16 * m))
         a.b(then or s.top)
     if m == 1:
@@ -251,7 +251,7 @@ def _partial_tail(k: Kernel, b: KernelBuilder, s: Stream, x: Reg, partial: Label
     with b.phase("partial"):
         b.bind(partial)
         b.asm.str(x.q, _m(128, s.ctx, L.KEYSTREAM))
-        k.isa.count_up(b, s.lo, s.hi, 1)
+        k.spec.counter_policy.count_up(k.isa, b, s.lo, s.hi, 1)
         keystream_tail(k.isa, b, s.ctx, s.out, s.inp, s.length, s.end)
 
 

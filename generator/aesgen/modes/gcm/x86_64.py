@@ -122,6 +122,7 @@ class GcmKernel:
         self.batch = spec.interleave if self.lanes == 4 else BATCH
         self.powers = self.batch * self.lanes     # one reduction per batch of registers
         self.face_rounds = FACE_ROUNDS[spec.face]
+        self.counter = spec.counter_policy          # inc32 (the mode admits no other)
         self.karatsuba = spec.hash_multiply == "karatsuba"
         self.layout = gcm_layout(self.powers, spec.face, self.lanes, self.karatsuba)
         lay = self.layout
@@ -399,7 +400,7 @@ class Body:
             for _ in range(n):
                 blk = b.vec(w)
                 v.shuffle_bytes(blk, c, self.hash.bswap_mask(w))
-                v.add_dwords(c, c, step)
+                self.k.counter.vector_add(v, c, c, step)
                 blocks.append(blk)
         return blocks
 
@@ -500,8 +501,9 @@ class Body:
                     v.xor(blk, blk, self.f("FACE_CACHE", width=width))
                     blocks.append(blk)
             with b.phase("counter"):
-                v.add_dwords(wide, wide, b.const(f"batch{lanes}", (self.k.batch * lanes).to_bytes(
-                    16, "little") * lanes, align=width // 8))
+                step = b.const(f"batch{lanes}", (self.k.batch * lanes).to_bytes(16, "little")
+                               * lanes, align=width // 8)
+                self.k.counter.vector_add(v, wide, wide, step)
             with b.phase("aes"):
                 self.k.engine.rounds(self.k, b, keys, blocks, f + 1, nr, nr)
             return blocks
@@ -621,7 +623,7 @@ class Body:
         if lanes > 1:                                 # lane l counts from c + l
             with b.phase("counter"):
                 v.broadcast_register(wide, c)
-                v.add_dwords(wide, wide, b.const(f"lanes{lanes}", b"".join(
+                self.k.counter.vector_add(v, wide, wide, b.const(f"lanes{lanes}", b"".join(
                     lane.to_bytes(16, "little") for lane in range(lanes)), align=width // 8))
         if not decrypt:                               # the pipeline fills: one batch
             first, first_done = b.label(f"first{bits}"), b.label(f"first_done{bits}")
@@ -692,7 +694,7 @@ class Body:
             wide = b.vec(width)
             with b.phase("counter"):
                 v.broadcast_register(wide, c)
-                v.add_dwords(wide, wide, b.const(f"lanes{lanes}", b"".join(
+                self.k.counter.vector_add(v, wide, wide, b.const(f"lanes{lanes}", b"".join(
                     lane.to_bytes(16, "little") for lane in range(lanes)), align=64))
             blocks = self._counters(wide, k.batch)
             with b.phase("counter"):                   # c += ceil(length / 16)
@@ -700,7 +702,7 @@ class Body:
                 a.lea(n, Mem(64, base=length, disp=15))
                 a.shr(n, Imm(4))
                 v.from_gp64(t, n)
-                v.add_dwords(c, c, t)
+                self.k.counter.vector_add(v, c, c, t)
             self.aes(blocks, bits)
             with b.phase("ghash_multiply"):
                 acc = Products(b.vec(width), b.vec(width), b.vec(width), k.karatsuba)
@@ -824,7 +826,7 @@ class Body:
         b.bind(have_j0)
         c = b.xmm()
         v.shuffle_bytes(c, j0, self.hash.bswap_mask())
-        v.add_dwords(c, c, b.const("one", ONE))
+        self.k.counter.vector_add(v, c, c, b.const("one", ONE))
         v.store(self.f("COUNTER"), c)
         if self.k.face_rounds:
             self.face_new_message(j0)
