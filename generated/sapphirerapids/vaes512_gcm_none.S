@@ -2,12 +2,12 @@
  *
  * aesgen 0.1.0, preset sapphirerapids: kernel "vaes512-gcm-none"
  *   AES-GCM (NIST SP 800-38D), method vaes512,
- *   FACE level none, 4 registers (16 blocks) per batch, EVEX encoding,
+ *   FACE level none, 8 registers (32 blocks) per batch, EVEX encoding,
  *   key sizes 128, 192, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
- *   Context: 832 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 1088 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes512_gcm_none_init   requires AESNI, AVX, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
@@ -46,7 +46,7 @@ aesgen_vaes512_gcm_none_init:
 .Laesgen_vaes512_gcm_none_init_accepted:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$13, %rcx
+	movq	$17, %rcx
 .Laesgen_vaes512_gcm_none_init_zero:
 	vmovdqu64	%zmm0, (%rax)
 	addq	$64, %rax
@@ -767,7 +767,7 @@ aesgen_vaes512_gcm_none_init:
 	vporq	%xmm1, %xmm0, %xmm0
 	vpandq	.Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 496(%rdi)
+	vmovdqa64	%xmm0, 752(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -784,6 +784,278 @@ aesgen_vaes512_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxorq	%xmm3, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 736(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 720(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 704(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 688(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 672(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 656(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 640(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 624(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 608(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 592(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 576(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 560(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 544(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 528(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 512(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 480(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
@@ -1086,15 +1358,15 @@ aesgen_vaes512_gcm_none_seal:
 	vmovq	%r8, %xmm0
 	vmovq	%r10, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	leaq	15(%rdi), %r8
 	andq	$-16, %r8
 	negq	%r8
-	leaq	480(%rbx,%r8,1), %r8
+	leaq	736(%rbx,%r8,1), %r8
 	movq	$-1, %r10
 	bzhiq	%rax, %r10, %r10
 	kmovq	%r10, %k1
@@ -1485,8 +1757,8 @@ aesgen_vaes512_gcm_none_seal:
 .Laesgen_vaes512_gcm_none_seal_short_done:
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	vmovdqa64	%xmm0, 784(%rbx)
-	leaq	784(%rbx), %rdx
+	vmovdqa64	%xmm0, 1040(%rbx)
+	leaq	1040(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_vaes512_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -1533,33 +1805,33 @@ aesgen_vaes512_gcm_none_seal:
 	ret
 .Laesgen_vaes512_gcm_none_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 736(%rbx)
-	vmovdqa64	%xmm0, 752(%rbx)
-	movq	$0, 800(%rbx)
-	movq	$0, 808(%rbx)
-	movq	$0, 816(%rbx)
+	vmovdqa64	%xmm0, 992(%rbx)
+	vmovdqa64	%xmm0, 1008(%rbx)
+	movq	$0, 1056(%rbx)
+	movq	$0, 1064(%rbx)
+	movq	$0, 1072(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 784(%rbx)
+	movq	%rdx, 1040(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 792(%rbx)
-	movl	$0x1000000, 796(%rbx)
-	vmovdqa64	784(%rbx), %xmm0
+	movl	%edx, 1048(%rbx)
+	movl	$0x1000000, 1052(%rbx)
+	vmovdqa64	1040(%rbx), %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_seal_have_j0
 .Laesgen_vaes512_gcm_none_seal_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	vmovdqa64	736(%rbx), %xmm0
-	movq	808(%rbx), %r10
-	addq	%rdx, 808(%rbx)
+	vmovdqa64	992(%rbx), %xmm0
+	movq	1064(%rbx), %r10
+	addq	%rdx, 1064(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_vaes512_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	752(%rbx,%r10,1), %r12
+	leaq	1008(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_vaes512_gcm_none_seal_no8_2
@@ -1594,13 +1866,13 @@ aesgen_vaes512_gcm_none_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_vaes512_gcm_none_seal_absorbed
-	vmovdqa64	752(%rbx), %xmm1
+	vmovdqa64	1008(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -1615,7 +1887,7 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rbx)
+	vmovdqa64	%xmm1, 1008(%rbx)
 .Laesgen_vaes512_gcm_none_seal_whole:
 .Laesgen_vaes512_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1623,93 +1895,81 @@ aesgen_vaes512_gcm_none_seal:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 384(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 384(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	16(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 400(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	32(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 416(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 640(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 656(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 656(%rbx), %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vpternlogd	$150, %xmm7, %xmm1, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqu64	32(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	48(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 432(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	64(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 448(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 672(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 672(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 672(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 672(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 688(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 688(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 688(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	64(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	80(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 464(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	96(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 480(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 704(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 704(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 704(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 720(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 720(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	96(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	112(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 736(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 736(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 736(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash8
@@ -1720,10 +1980,10 @@ aesgen_vaes512_gcm_none_seal:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -1743,7 +2003,7 @@ aesgen_vaes512_gcm_none_seal:
 .Laesgen_vaes512_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_absorbed
-	leaq	752(%rbx), %r10
+	leaq	1008(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_no8_3
 	movq	(%rsi), %r11
@@ -1773,18 +2033,18 @@ aesgen_vaes512_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_vaes512_gcm_none_seal_no1_3:
 .Laesgen_vaes512_gcm_none_seal_absorbed:
-	vmovdqa64	%xmm0, 736(%rbx)
-	vmovdqa64	736(%rbx), %xmm0
-	movq	808(%rbx), %rdx
+	vmovdqa64	%xmm0, 992(%rbx)
+	vmovdqa64	992(%rbx), %xmm0
+	movq	1064(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_flushed
-	vmovdqa64	752(%rbx), %xmm1
+	vmovdqa64	1008(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -1799,14 +2059,14 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rbx)
+	vmovdqa64	%xmm1, 1008(%rbx)
 .Laesgen_vaes512_gcm_none_seal_flushed:
 	vmovq	%rdi, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -1821,12 +2081,12 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 736(%rbx)
-	movq	$0, 808(%rbx)
+	vmovdqa64	%xmm1, 992(%rbx)
+	movq	$0, 1064(%rbx)
 .Laesgen_vaes512_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 720(%rbx)
+	vmovdqa64	%xmm1, 976(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_vaes512_gcm_none_seal_aes128
@@ -1917,17 +2177,17 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done
 .Laesgen_vaes512_gcm_none_seal_aes_done:
-	vmovdqa64	%xmm0, 704(%rbx)
-	vmovdqa64	736(%rbx), %xmm0
-	movq	800(%rbx), %rdx
-	addq	%rax, 800(%rbx)
+	vmovdqa64	%xmm0, 960(%rbx)
+	vmovdqa64	992(%rbx), %xmm0
+	movq	1056(%rbx), %rdx
+	addq	%rax, 1056(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	752(%rbx,%rdx,1), %r10
+	leaq	1008(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_vaes512_gcm_none_seal_no8_4
@@ -1962,13 +2222,13 @@ aesgen_vaes512_gcm_none_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_vaes512_gcm_none_seal_absorbed_2
-	vmovdqa64	752(%rbx), %xmm1
+	vmovdqa64	1008(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -1983,7 +2243,7 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rbx)
+	vmovdqa64	%xmm1, 1008(%rbx)
 .Laesgen_vaes512_gcm_none_seal_whole_2:
 .Laesgen_vaes512_gcm_none_seal_hash8_2:
 	cmpq	$128, %rax
@@ -1991,93 +2251,81 @@ aesgen_vaes512_gcm_none_seal:
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 384(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 384(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	16(%rcx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 400(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	32(%rcx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 416(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vmovdqu64	16(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 640(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 656(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 656(%rbx), %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vpternlogd	$150, %xmm7, %xmm1, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqu64	32(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	48(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 432(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	64(%rcx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 448(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 672(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 672(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 672(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 672(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 688(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 688(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 688(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	64(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	80(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 464(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	96(%rcx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 480(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 704(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 704(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 704(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 720(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 720(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	96(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	112(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 736(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 736(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 736(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash8_2
@@ -2088,10 +2336,10 @@ aesgen_vaes512_gcm_none_seal:
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2111,7 +2359,7 @@ aesgen_vaes512_gcm_none_seal:
 .Laesgen_vaes512_gcm_none_seal_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_none_seal_absorbed_2
-	leaq	752(%rbx), %rdx
+	leaq	1008(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_vaes512_gcm_none_seal_no8_5
 	movq	(%rcx), %rsi
@@ -2141,7 +2389,7 @@ aesgen_vaes512_gcm_none_seal:
 	movb	%sil, (%rdx)
 .Laesgen_vaes512_gcm_none_seal_no1_5:
 .Laesgen_vaes512_gcm_none_seal_absorbed_2:
-	vmovdqa64	%xmm0, 736(%rbx)
+	vmovdqa64	%xmm0, 992(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2149,19 +2397,19 @@ aesgen_vaes512_gcm_none_seal:
 	call	aesgen_vaes512_gcm_none_encrypt_data
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	cmpq	$0, 816(%rbx)
+	cmpq	$0, 1072(%rbx)
 	jne	.Laesgen_vaes512_gcm_none_seal_in_data
-	vmovdqa64	736(%rbx), %xmm0
-	movq	800(%rbx), %rdx
+	vmovdqa64	992(%rbx), %xmm0
+	movq	1056(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_flushed_2
-	vmovdqa64	752(%rbx), %xmm1
+	vmovdqa64	1008(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2176,22 +2424,22 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rbx)
+	vmovdqa64	%xmm1, 1008(%rbx)
 .Laesgen_vaes512_gcm_none_seal_flushed_2:
-	vmovdqa64	%xmm0, 736(%rbx)
-	movq	$1, 816(%rbx)
+	vmovdqa64	%xmm0, 992(%rbx)
+	movq	$1, 1072(%rbx)
 .Laesgen_vaes512_gcm_none_seal_in_data:
-	vmovdqa64	736(%rbx), %xmm0
-	movq	808(%rbx), %rdx
+	vmovdqa64	992(%rbx), %xmm0
+	movq	1064(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_flushed_3
-	vmovdqa64	752(%rbx), %xmm1
+	vmovdqa64	1008(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2206,18 +2454,18 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_none_seal_flushed_3:
-	movq	800(%rbx), %rdx
+	movq	1056(%rbx), %rdx
 	shlq	$3, %rdx
-	movq	808(%rbx), %rsi
+	movq	1064(%rbx), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -2231,9 +2479,9 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	704(%rbx), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 784(%rbx)
-	leaq	784(%rbx), %rdx
+	vpxorq	960(%rbx), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1040(%rbx)
+	leaq	1040(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_vaes512_gcm_none_seal_no16_2
 	movq	(%rdx), %rsi
@@ -2360,15 +2608,15 @@ aesgen_vaes512_gcm_none_open:
 	vmovq	%r8, %xmm0
 	vmovq	%r11, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	leaq	15(%r10), %r8
 	andq	$-16, %r8
 	negq	%r8
-	leaq	480(%rbx,%r8,1), %r8
+	leaq	736(%rbx,%r8,1), %r8
 	movq	$-1, %r11
 	bzhiq	%rdi, %r11, %r11
 	kmovq	%r11, %k1
@@ -2757,9 +3005,9 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_short_done:
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	vmovdqa64	%xmm0, 784(%rbx)
+	vmovdqa64	%xmm0, 1040(%rbx)
 	xorq	%rsi, %rsi
-	leaq	784(%rbx), %rdi
+	leaq	1040(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -2811,33 +3059,33 @@ aesgen_vaes512_gcm_none_open:
 	jmp	.Laesgen_vaes512_gcm_none_open_reject
 .Laesgen_vaes512_gcm_none_open_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 736(%rbx)
-	vmovdqa64	%xmm0, 752(%rbx)
-	movq	$0, 800(%rbx)
-	movq	$0, 808(%rbx)
-	movq	$0, 816(%rbx)
+	vmovdqa64	%xmm0, 992(%rbx)
+	vmovdqa64	%xmm0, 1008(%rbx)
+	movq	$0, 1056(%rbx)
+	movq	$0, 1064(%rbx)
+	movq	$0, 1072(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_open_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 784(%rbx)
+	movq	%rax, 1040(%rbx)
 	movl	8(%rsi), %eax
-	movl	%eax, 792(%rbx)
-	movl	$0x1000000, 796(%rbx)
-	vmovdqa64	784(%rbx), %xmm0
+	movl	%eax, 1048(%rbx)
+	movl	$0x1000000, 1052(%rbx)
+	vmovdqa64	1040(%rbx), %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_open_have_j0
 .Laesgen_vaes512_gcm_none_open_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa64	736(%rbx), %xmm0
-	movq	808(%rbx), %r10
-	addq	%rdx, 808(%rbx)
+	vmovdqa64	992(%rbx), %xmm0
+	movq	1064(%rbx), %r10
+	addq	%rdx, 1064(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_vaes512_gcm_none_open_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	752(%rbx,%r10,1), %r12
+	leaq	1008(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_vaes512_gcm_none_open_no8
@@ -2872,13 +3120,13 @@ aesgen_vaes512_gcm_none_open:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_vaes512_gcm_none_open_absorbed
-	vmovdqa64	752(%rbx), %xmm1
+	vmovdqa64	1008(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2893,7 +3141,7 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rbx)
+	vmovdqa64	%xmm1, 1008(%rbx)
 .Laesgen_vaes512_gcm_none_open_whole:
 .Laesgen_vaes512_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -2901,93 +3149,81 @@ aesgen_vaes512_gcm_none_open:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 384(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 384(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	16(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 400(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	32(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 416(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 640(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 656(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 656(%rbx), %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vpternlogd	$150, %xmm7, %xmm1, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqu64	32(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	48(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 432(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	64(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 448(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 672(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 672(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 672(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 672(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 688(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 688(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 688(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	64(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	80(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 464(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	96(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 480(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 704(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 704(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 704(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 720(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 720(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	96(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	112(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 736(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 736(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 736(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_open_hash8
@@ -2998,10 +3234,10 @@ aesgen_vaes512_gcm_none_open:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3021,7 +3257,7 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_absorbed
-	leaq	752(%rbx), %r10
+	leaq	1008(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no8_2
 	movq	(%rsi), %r11
@@ -3051,18 +3287,18 @@ aesgen_vaes512_gcm_none_open:
 	movb	%r11b, (%r10)
 .Laesgen_vaes512_gcm_none_open_no1_2:
 .Laesgen_vaes512_gcm_none_open_absorbed:
-	vmovdqa64	%xmm0, 736(%rbx)
-	vmovdqa64	736(%rbx), %xmm0
-	movq	808(%rbx), %rdx
+	vmovdqa64	%xmm0, 992(%rbx)
+	vmovdqa64	992(%rbx), %xmm0
+	movq	1064(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_flushed
-	vmovdqa64	752(%rbx), %xmm1
+	vmovdqa64	1008(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3077,14 +3313,14 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rbx)
+	vmovdqa64	%xmm1, 1008(%rbx)
 .Laesgen_vaes512_gcm_none_open_flushed:
 	vmovq	%rax, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -3099,12 +3335,12 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 736(%rbx)
-	movq	$0, 808(%rbx)
+	vmovdqa64	%xmm1, 992(%rbx)
+	movq	$0, 1064(%rbx)
 .Laesgen_vaes512_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 720(%rbx)
+	vmovdqa64	%xmm1, 976(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_open_aes128
@@ -3195,17 +3431,17 @@ aesgen_vaes512_gcm_none_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_open_aes_done
 .Laesgen_vaes512_gcm_none_open_aes_done:
-	vmovdqa64	%xmm0, 704(%rbx)
-	vmovdqa64	736(%rbx), %xmm0
-	movq	800(%rbx), %rax
-	addq	%rdi, 800(%rbx)
+	vmovdqa64	%xmm0, 960(%rbx)
+	vmovdqa64	992(%rbx), %xmm0
+	movq	1056(%rbx), %rax
+	addq	%rdi, 1056(%rbx)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_open_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%rdi, %rdx
 	cmovaq	%rdi, %rdx
-	leaq	752(%rbx,%rax,1), %r10
+	leaq	1008(%rbx,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no8_3
@@ -3240,13 +3476,13 @@ aesgen_vaes512_gcm_none_open:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_open_absorbed_2
-	vmovdqa64	752(%rbx), %xmm1
+	vmovdqa64	1008(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3261,7 +3497,7 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rbx)
+	vmovdqa64	%xmm1, 1008(%rbx)
 .Laesgen_vaes512_gcm_none_open_whole_2:
 .Laesgen_vaes512_gcm_none_open_hash8_2:
 	cmpq	$128, %rdi
@@ -3269,93 +3505,81 @@ aesgen_vaes512_gcm_none_open:
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 384(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 384(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	16(%rcx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 400(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 400(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	32(%rcx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 416(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 416(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vmovdqu64	16(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 640(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 656(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 656(%rbx), %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vpternlogd	$150, %xmm7, %xmm1, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqu64	32(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	48(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 432(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 432(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	64(%rcx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 448(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 448(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 672(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 672(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 672(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 672(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 688(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 688(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 688(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	64(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	80(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 464(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 464(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	96(%rcx), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 480(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 480(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 704(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 704(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 704(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 720(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 720(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	96(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	112(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 736(%rbx), %xmm0, %xmm6
+	vpclmulqdq	$1, 736(%rbx), %xmm0, %xmm7
+	vpclmulqdq	$16, 736(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm9
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm10
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rdi
 	jmp	.Laesgen_vaes512_gcm_none_open_hash8_2
@@ -3366,10 +3590,10 @@ aesgen_vaes512_gcm_none_open:
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3389,7 +3613,7 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_hashed1_2:
 	testq	%rdi, %rdi
 	je	.Laesgen_vaes512_gcm_none_open_absorbed_2
-	leaq	752(%rbx), %rax
+	leaq	1008(%rbx), %rax
 	testq	$8, %rdi
 	je	.Laesgen_vaes512_gcm_none_open_no8_4
 	movq	(%rcx), %rdx
@@ -3419,7 +3643,7 @@ aesgen_vaes512_gcm_none_open:
 	movb	%dl, (%rax)
 .Laesgen_vaes512_gcm_none_open_no1_4:
 .Laesgen_vaes512_gcm_none_open_absorbed_2:
-	vmovdqa64	%xmm0, 736(%rbx)
+	vmovdqa64	%xmm0, 992(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -3427,19 +3651,19 @@ aesgen_vaes512_gcm_none_open:
 	call	aesgen_vaes512_gcm_none_decrypt_data
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 816(%rbx)
+	cmpq	$0, 1072(%rbx)
 	jne	.Laesgen_vaes512_gcm_none_open_in_data
-	vmovdqa64	736(%rbx), %xmm0
-	movq	800(%rbx), %rsi
+	vmovdqa64	992(%rbx), %xmm0
+	movq	1056(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes512_gcm_none_open_flushed_2
-	vmovdqa64	752(%rbx), %xmm1
+	vmovdqa64	1008(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3454,22 +3678,22 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rbx)
+	vmovdqa64	%xmm1, 1008(%rbx)
 .Laesgen_vaes512_gcm_none_open_flushed_2:
-	vmovdqa64	%xmm0, 736(%rbx)
-	movq	$1, 816(%rbx)
+	vmovdqa64	%xmm0, 992(%rbx)
+	movq	$1, 1072(%rbx)
 .Laesgen_vaes512_gcm_none_open_in_data:
-	vmovdqa64	736(%rbx), %xmm0
-	movq	808(%rbx), %rsi
+	vmovdqa64	992(%rbx), %xmm0
+	movq	1064(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes512_gcm_none_open_flushed_3
-	vmovdqa64	752(%rbx), %xmm1
+	vmovdqa64	1008(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3484,18 +3708,18 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_none_open_flushed_3:
-	movq	800(%rbx), %rsi
+	movq	1056(%rbx), %rsi
 	shlq	$3, %rsi
-	movq	808(%rbx), %rdi
+	movq	1064(%rbx), %rdi
 	shlq	$3, %rdi
 	vmovq	%rdi, %xmm1
 	vmovq	%rsi, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -3509,10 +3733,10 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	704(%rbx), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 784(%rbx)
+	vpxorq	960(%rbx), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1040(%rbx)
 	xorq	%rsi, %rsi
-	leaq	784(%rbx), %rdi
+	leaq	1040(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_nocmp16_2
 	movq	(%rcx), %r8
@@ -3657,33 +3881,33 @@ aesgen_vaes512_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes512_gcm_none_start_refuse
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 736(%rdi)
-	vmovdqa64	%xmm0, 752(%rdi)
-	movq	$0, 800(%rdi)
-	movq	$0, 808(%rdi)
-	movq	$0, 816(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
+	vmovdqa64	%xmm0, 1008(%rdi)
+	movq	$0, 1056(%rdi)
+	movq	$0, 1064(%rdi)
+	movq	$0, 1072(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 784(%rdi)
+	movq	%rax, 1040(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 792(%rdi)
-	movl	$0x1000000, 796(%rdi)
-	vmovdqa64	784(%rdi), %xmm0
+	movl	%eax, 1048(%rdi)
+	movl	$0x1000000, 1052(%rdi)
+	vmovdqa64	1040(%rdi), %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_start_have_j0
 .Laesgen_vaes512_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa64	736(%rdi), %xmm0
-	movq	808(%rdi), %rcx
-	addq	%rdx, 808(%rdi)
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1064(%rdi), %rcx
+	addq	%rdx, 1064(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	752(%rdi,%rcx,1), %r10
+	leaq	1008(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_none_start_no8
@@ -3718,13 +3942,13 @@ aesgen_vaes512_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes512_gcm_none_start_absorbed
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3739,7 +3963,7 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_start_whole:
 .Laesgen_vaes512_gcm_none_start_hash8:
 	cmpq	$128, %rdx
@@ -3747,93 +3971,81 @@ aesgen_vaes512_gcm_none_start:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 384(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 384(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 384(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 384(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	16(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 400(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 400(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 400(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 400(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	32(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 416(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 416(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 416(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 416(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm0
+	vpclmulqdq	$0, 640(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 640(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$1, 640(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$16, 640(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rdi), %xmm0, %xmm6
+	vpclmulqdq	$1, 656(%rdi), %xmm0, %xmm7
+	vpclmulqdq	$16, 656(%rdi), %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vpternlogd	$150, %xmm7, %xmm1, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqu64	32(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	48(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 432(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 432(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 432(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 432(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	64(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 448(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 448(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 448(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 448(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 672(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 672(%rdi), %xmm0, %xmm6
+	vpclmulqdq	$1, 672(%rdi), %xmm0, %xmm7
+	vpclmulqdq	$16, 672(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 688(%rdi), %xmm1, %xmm8
+	vpclmulqdq	$17, 688(%rdi), %xmm1, %xmm9
+	vpclmulqdq	$1, 688(%rdi), %xmm1, %xmm10
+	vpclmulqdq	$16, 688(%rdi), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	64(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	80(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 464(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 464(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 464(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 464(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	96(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 480(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 480(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 480(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 480(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 704(%rdi), %xmm0, %xmm6
+	vpclmulqdq	$1, 704(%rdi), %xmm0, %xmm7
+	vpclmulqdq	$16, 704(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rdi), %xmm1, %xmm8
+	vpclmulqdq	$17, 720(%rdi), %xmm1, %xmm9
+	vpclmulqdq	$1, 720(%rdi), %xmm1, %xmm10
+	vpclmulqdq	$16, 720(%rdi), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	96(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	112(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 736(%rdi), %xmm0, %xmm6
+	vpclmulqdq	$1, 736(%rdi), %xmm0, %xmm7
+	vpclmulqdq	$16, 736(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm8
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm9
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm10
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_start_hash8
@@ -3844,10 +4056,10 @@ aesgen_vaes512_gcm_none_start:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3867,7 +4079,7 @@ aesgen_vaes512_gcm_none_start:
 .Laesgen_vaes512_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_start_absorbed
-	leaq	752(%rdi), %rcx
+	leaq	1008(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -3897,18 +4109,18 @@ aesgen_vaes512_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_vaes512_gcm_none_start_no1_2:
 .Laesgen_vaes512_gcm_none_start_absorbed:
-	vmovdqa64	%xmm0, 736(%rdi)
-	vmovdqa64	736(%rdi), %xmm0
-	movq	808(%rdi), %rcx
+	vmovdqa64	%xmm0, 992(%rdi)
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1064(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_start_flushed
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3923,14 +4135,14 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -3945,12 +4157,12 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 736(%rdi)
-	movq	$0, 808(%rdi)
+	vmovdqa64	%xmm1, 992(%rdi)
+	movq	$0, 1064(%rdi)
 .Laesgen_vaes512_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_start_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 720(%rdi)
+	vmovdqa64	%xmm1, 976(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_start_aes128
@@ -4041,7 +4253,7 @@ aesgen_vaes512_gcm_none_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_start_aes_done
 .Laesgen_vaes512_gcm_none_start_aes_done:
-	vmovdqa64	%xmm0, 704(%rdi)
+	vmovdqa64	%xmm0, 960(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4071,22 +4283,22 @@ aesgen_vaes512_gcm_none_start:
 	.p2align	5
 aesgen_vaes512_gcm_none_aad:
 	endbr64
-	cmpq	$0, 816(%rdi)
+	cmpq	$0, 1072(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	800(%rdi), %rax
+	subq	1056(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_none_aad_refuse
-	vmovdqa64	736(%rdi), %xmm0
-	movq	800(%rdi), %rax
-	addq	%rdx, 800(%rdi)
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1056(%rdi), %rax
+	addq	%rdx, 1056(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	752(%rdi,%rax,1), %r9
+	leaq	1008(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes512_gcm_none_aad_no8
@@ -4121,13 +4333,13 @@ aesgen_vaes512_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_aad_absorbed
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4142,7 +4354,7 @@ aesgen_vaes512_gcm_none_aad:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_aad_whole:
 .Laesgen_vaes512_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
@@ -4150,93 +4362,81 @@ aesgen_vaes512_gcm_none_aad:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 384(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 384(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 384(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 384(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	16(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 400(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 400(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 400(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 400(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	32(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 416(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 416(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 416(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 416(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm0, %xmm0
+	vpclmulqdq	$0, 640(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 640(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$1, 640(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$16, 640(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rdi), %xmm0, %xmm6
+	vpclmulqdq	$1, 656(%rdi), %xmm0, %xmm7
+	vpclmulqdq	$16, 656(%rdi), %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vmovdqa64	%xmm4, %xmm4
+	vpternlogd	$150, %xmm7, %xmm1, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqu64	32(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	48(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 432(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 432(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 432(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 432(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	64(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 448(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 448(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 448(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 448(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 672(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 672(%rdi), %xmm0, %xmm6
+	vpclmulqdq	$1, 672(%rdi), %xmm0, %xmm7
+	vpclmulqdq	$16, 672(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 688(%rdi), %xmm1, %xmm8
+	vpclmulqdq	$17, 688(%rdi), %xmm1, %xmm9
+	vpclmulqdq	$1, 688(%rdi), %xmm1, %xmm10
+	vpclmulqdq	$16, 688(%rdi), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	64(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	80(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 464(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 464(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 464(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 464(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vmovdqu64	96(%rsi), %xmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 480(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 480(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 480(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 480(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 704(%rdi), %xmm0, %xmm6
+	vpclmulqdq	$1, 704(%rdi), %xmm0, %xmm7
+	vpclmulqdq	$16, 704(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rdi), %xmm1, %xmm8
+	vpclmulqdq	$17, 720(%rdi), %xmm1, %xmm9
+	vpclmulqdq	$1, 720(%rdi), %xmm1, %xmm10
+	vpclmulqdq	$16, 720(%rdi), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vmovdqu64	96(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm0, %xmm0
 	vmovdqu64	112(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 736(%rdi), %xmm0, %xmm6
+	vpclmulqdq	$1, 736(%rdi), %xmm0, %xmm7
+	vpclmulqdq	$16, 736(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm8
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm9
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm10
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
+	vpternlogd	$150, %xmm8, %xmm5, %xmm2
+	vpternlogd	$150, %xmm9, %xmm6, %xmm3
+	vpternlogd	$150, %xmm0, %xmm7, %xmm4
+	vpternlogd	$150, %xmm1, %xmm10, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_aad_hash8
@@ -4247,10 +4447,10 @@ aesgen_vaes512_gcm_none_aad:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4270,7 +4470,7 @@ aesgen_vaes512_gcm_none_aad:
 .Laesgen_vaes512_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_aad_absorbed
-	leaq	752(%rdi), %rax
+	leaq	1008(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -4300,7 +4500,7 @@ aesgen_vaes512_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_vaes512_gcm_none_aad_no1_2:
 .Laesgen_vaes512_gcm_none_aad_absorbed:
-	vmovdqa64	%xmm0, 736(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4328,7 +4528,7 @@ aesgen_vaes512_gcm_none_aad:
 aesgen_vaes512_gcm_none_encrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	808(%rdi), %rax
+	subq	1064(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_none_encrypt_refuse
 	call	aesgen_vaes512_gcm_none_encrypt_data
@@ -4350,7 +4550,7 @@ aesgen_vaes512_gcm_none_encrypt:
 aesgen_vaes512_gcm_none_decrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	808(%rdi), %rax
+	subq	1064(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_none_decrypt_refuse
 	call	aesgen_vaes512_gcm_none_decrypt_data
@@ -4375,19 +4575,19 @@ aesgen_vaes512_gcm_none_finish_seal:
 	jb	.Laesgen_vaes512_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes512_gcm_none_finish_seal_refuse
-	cmpq	$0, 816(%rdi)
+	cmpq	$0, 1072(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_finish_seal_in_data
-	vmovdqa64	736(%rdi), %xmm0
-	movq	800(%rdi), %rax
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1056(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_finish_seal_flushed
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4402,22 +4602,22 @@ aesgen_vaes512_gcm_none_finish_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_finish_seal_flushed:
-	vmovdqa64	%xmm0, 736(%rdi)
-	movq	$1, 816(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
+	movq	$1, 1072(%rdi)
 .Laesgen_vaes512_gcm_none_finish_seal_in_data:
-	vmovdqa64	736(%rdi), %xmm0
-	movq	808(%rdi), %rax
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1064(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_finish_seal_flushed_2
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4432,18 +4632,18 @@ aesgen_vaes512_gcm_none_finish_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_none_finish_seal_flushed_2:
-	movq	800(%rdi), %rax
+	movq	1056(%rdi), %rax
 	shlq	$3, %rax
-	movq	808(%rdi), %rcx
+	movq	1064(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4457,9 +4657,9 @@ aesgen_vaes512_gcm_none_finish_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	704(%rdi), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 784(%rdi)
-	leaq	784(%rdi), %rax
+	vpxorq	960(%rdi), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1040(%rdi)
+	leaq	1040(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_finish_seal_no16
 	movq	(%rax), %rcx
@@ -4526,19 +4726,19 @@ aesgen_vaes512_gcm_none_finish_open:
 	jb	.Laesgen_vaes512_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes512_gcm_none_finish_open_refuse
-	cmpq	$0, 816(%rdi)
+	cmpq	$0, 1072(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_finish_open_in_data
-	vmovdqa64	736(%rdi), %xmm0
-	movq	800(%rdi), %rcx
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1056(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_finish_open_flushed
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4553,22 +4753,22 @@ aesgen_vaes512_gcm_none_finish_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_finish_open_flushed:
-	vmovdqa64	%xmm0, 736(%rdi)
-	movq	$1, 816(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
+	movq	$1, 1072(%rdi)
 .Laesgen_vaes512_gcm_none_finish_open_in_data:
-	vmovdqa64	736(%rdi), %xmm0
-	movq	808(%rdi), %rcx
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1064(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_finish_open_flushed_2
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4583,18 +4783,18 @@ aesgen_vaes512_gcm_none_finish_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_none_finish_open_flushed_2:
-	movq	800(%rdi), %rcx
+	movq	1056(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	808(%rdi), %r8
+	movq	1064(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4608,10 +4808,10 @@ aesgen_vaes512_gcm_none_finish_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	704(%rdi), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 784(%rdi)
+	vpxorq	960(%rdi), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1040(%rdi)
 	xorq	%rcx, %rcx
-	leaq	784(%rdi), %rdi
+	leaq	1040(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -4674,7 +4874,7 @@ aesgen_vaes512_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 832 bytes of the context.
+# wipe(ctx): zero all 1088 bytes of the context.
 # Requires: AVX, AVX512F, AVX512VL
 	.text
 	.globl	aesgen_vaes512_gcm_none_wipe
@@ -4683,7 +4883,7 @@ aesgen_vaes512_gcm_none_finish_open:
 aesgen_vaes512_gcm_none_wipe:
 	endbr64
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	$13, %rax
+	movq	$17, %rax
 .Laesgen_vaes512_gcm_none_wipe_zero:
 	vmovdqu64	%zmm0, (%rdi)
 	addq	$64, %rdi
@@ -4694,7 +4894,7 @@ aesgen_vaes512_gcm_none_wipe:
 	.size	aesgen_vaes512_gcm_none_wipe, .-aesgen_vaes512_gcm_none_wipe
 
 
-# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 4 registers of blocks and one reduction a loop.
+# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 # Called by seal and encrypt after their checks; not exported.
 # Requires: AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
@@ -4704,19 +4904,19 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 816(%rdi)
+	cmpq	$0, 1072(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_encrypt_data_in_data
-	vmovdqa64	736(%rdi), %xmm0
-	movq	800(%rdi), %rax
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1056(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_flushed
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4731,14 +4931,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_flushed:
-	vmovdqa64	%xmm0, 736(%rdi)
-	movq	$1, 816(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
+	movq	$1, 1072(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_in_data:
-	vmovdqa64	736(%rdi), %xmm0
-	movq	808(%rdi), %rax
-	addq	%rdx, 808(%rdi)
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1064(%rdi), %rax
+	addq	%rdx, 1064(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_bulk
 	movq	$16, %r8
@@ -4747,8 +4947,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	768(%rdi,%rax,1), %r11
-	leaq	752(%rdi,%rax,1), %rbx
+	leaq	1024(%rdi,%rax,1), %r11
+	leaq	1008(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_no8
 	movq	(%r9), %rbp
@@ -4799,13 +4999,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_encrypt_data_saved
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4820,7 +5020,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -4828,13 +5028,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_data192
 .Laesgen_vaes512_gcm_none_encrypt_data_data256:
-	vmovdqa64	720(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	976(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_encrypt_data_first256:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
@@ -4844,81 +5044,149 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	208(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	224(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	208(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	224(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -4927,159 +5195,263 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_none_encrypt_data_first_done256:
 .Laesgen_vaes512_gcm_none_encrypt_data_top256:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vmovdqu64	-448(%rcx), %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$1, 256(%rdi), %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, 256(%rdi), %zmm10, %zmm10
 	vbroadcasti32x4	(%rdi), %zmm0
-	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm16
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-192(%rcx), %zmm6
+	vpclmulqdq	$1, 320(%rdi), %zmm11, %zmm17
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, 320(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	%zmm16, %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vmovdqa64	%zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpternlogd	$150, %zmm17, %zmm10, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	-320(%rcx), %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm10, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$1, 384(%rdi), %zmm10, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	48(%rdi), %zmm0
+	vpclmulqdq	$16, 384(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-128(%rcx), %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm11, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$17, 448(%rdi), %zmm11, %zmm19
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 448(%rdi), %zmm11, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 448(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm18, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm10, %zmm17, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-256(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, 512(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm10, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$1, 512(%rdi), %zmm10, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vmovdqu64	-64(%rcx), %zmm6
+	vpclmulqdq	$16, 512(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 576(%rdi), %zmm11, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
+	vpclmulqdq	$17, 576(%rdi), %zmm11, %zmm19
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 576(%rdi), %zmm11, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 576(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm12
 	vbroadcasti32x4	112(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm10, %zmm17, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-128(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm7, %ymm6
+	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 640(%rdi), %zmm10, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$1, 640(%rdi), %zmm10, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$16, 640(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm7, %xmm6
+	vpclmulqdq	$0, 704(%rdi), %zmm11, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm11, %zmm19
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm6
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 704(%rdi), %zmm11, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 704(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm12
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%ymm6, %ymm8, %ymm8
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpternlogd	$150, %zmm19, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm8, %xmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpternlogd	$150, %zmm10, %zmm17, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm9, %ymm6
+	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm12, %ymm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vbroadcasti32x4	176(%rdi), %zmm0
+	vextracti32x4	$1, %ymm12, %xmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm6, %ymm9, %ymm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm9, %xmm6
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm9, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm13, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti32x4	$1, %ymm13, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpslldq	$8, %xmm9, %xmm6
+	vpxorq	%xmm10, %xmm13, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm14, %ymm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpsrldq	$8, %xmm9, %xmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm10, %ymm14, %ymm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm14, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpslldq	$8, %xmm14, %xmm10
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpsrldq	$8, %xmm14, %xmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	224(%rdi), %zmm0
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm10
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpshufd	$78, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm7, %xmm0
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5088,76 +5460,114 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top256
 .Laesgen_vaes512_gcm_none_encrypt_data_drain256:
-	vmovdqu64	-256(%rcx), %zmm2
+	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm0
-	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$1, 256(%rdi), %zmm2, %zmm4
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm3
+	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm4
+	vpclmulqdq	$1, 256(%rdi), %zmm2, %zmm5
 	vpclmulqdq	$16, 256(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 320(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 320(%rdi), %zmm0, %zmm0
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vmovdqa64	%zmm5, %zmm5
+	vpternlogd	$150, %zmm8, %zmm2, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-384(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vmovdqu64	-320(%rcx), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 384(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 384(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 384(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 384(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 448(%rdi), %zmm2, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm2, %zmm10
+	vpclmulqdq	$1, 448(%rdi), %zmm2, %zmm11
+	vpclmulqdq	$16, 448(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, %zmm9, %zmm6, %zmm3
+	vpternlogd	$150, %zmm10, %zmm7, %zmm4
+	vpternlogd	$150, %zmm0, %zmm8, %zmm5
+	vpternlogd	$150, %zmm2, %zmm11, %zmm5
+	vmovdqu64	-256(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vmovdqu64	-192(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$17, 320(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$1, 320(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpclmulqdq	$16, 320(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vmovdqu64	-128(%rcx), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$1, 384(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpclmulqdq	$16, 384(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, 512(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 512(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 512(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 512(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rdi), %zmm2, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm2, %zmm10
+	vpclmulqdq	$1, 576(%rdi), %zmm2, %zmm11
+	vpclmulqdq	$16, 576(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, %zmm9, %zmm6, %zmm3
+	vpternlogd	$150, %zmm10, %zmm7, %zmm4
+	vpternlogd	$150, %zmm0, %zmm8, %zmm5
+	vpternlogd	$150, %zmm2, %zmm11, %zmm5
+	vmovdqu64	-128(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vmovdqu64	-64(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpclmulqdq	$0, 448(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$1, 448(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpclmulqdq	$16, 448(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm0, %ymm2
-	vpxorq	%ymm2, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vextracti64x4	$1, %zmm3, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm4, %ymm2
-	vpxorq	%ymm2, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$0, 640(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 640(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 640(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 640(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 704(%rdi), %zmm2, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm2, %zmm10
+	vpclmulqdq	$1, 704(%rdi), %zmm2, %zmm11
+	vpclmulqdq	$16, 704(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, %zmm9, %zmm6, %zmm3
+	vpternlogd	$150, %zmm10, %zmm7, %zmm4
+	vpternlogd	$150, %zmm0, %zmm8, %zmm5
+	vpternlogd	$150, %zmm2, %zmm11, %zmm5
+	vextracti64x4	$1, %zmm3, %ymm0
+	vpxorq	%ymm0, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -5253,9 +5663,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -5270,7 +5680,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -5284,7 +5694,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -5297,9 +5707,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm0, %zmm8, %zmm8
 	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -5314,7 +5724,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
@@ -5324,16 +5734,460 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256
-	vmovdqu64	%zmm6, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_256
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_256
+	vmovdqu64	%zmm10, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_256:
 	movq	$-1, %r8
@@ -5356,20 +6210,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm11, %zmm11
 	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_256
-	vmovdqu64	%zmm3, 576(%rdi)
-	vmovdqu64	%zmm4, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 752(%rdi)
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced256
@@ -5396,20 +6250,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
+	vpxorq	%zmm5, %zmm11, %zmm11
 	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_256
-	vmovdqu64	%zmm4, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_256:
@@ -5434,60 +6288,212 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_256
-	vmovdqu64	%zmm5, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_256
+	vmovdqu64	%zmm7, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_256
+	vmovdqu64	%zmm8, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_256
+	vmovdqu64	%zmm9, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced256:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_end256:
 .Laesgen_vaes512_gcm_none_encrypt_data_end256:
-	vmovdqa64	%xmm1, 720(%rdi)
+	vmovdqa64	%xmm1, 976(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_saved
 .Laesgen_vaes512_gcm_none_encrypt_data_data128:
-	vmovdqa64	720(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	976(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_encrypt_data_first128:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
@@ -5497,61 +6503,113 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5560,139 +6618,227 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_none_encrypt_data_first_done128:
 .Laesgen_vaes512_gcm_none_encrypt_data_top128:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vmovdqu64	-448(%rcx), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$1, 256(%rdi), %zmm8, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, 256(%rdi), %zmm8, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$1, 320(%rdi), %zmm10, %zmm17
 	vbroadcasti32x4	(%rdi), %zmm0
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$16, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-192(%rcx), %zmm6
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vpxorq	%zmm16, %zmm12, %zmm12
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vmovdqa64	%zmm13, %zmm13
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm14, %zmm13
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-384(%rcx), %zmm10
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vmovdqu64	-320(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 384(%rdi), %zmm10, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, 384(%rdi), %zmm10, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$16, 384(%rdi), %zmm10, %zmm10
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-128(%rcx), %zmm6
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm19
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vpclmulqdq	$1, 448(%rdi), %zmm14, %zmm20
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$16, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm10, %zmm16
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$1, 512(%rdi), %zmm10, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-64(%rcx), %zmm6
+	vpclmulqdq	$16, 512(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm19
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 576(%rdi), %zmm14, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
+	vmovdqu64	-128(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm7, %ymm6
+	vpclmulqdq	$17, 640(%rdi), %zmm10, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$1, 640(%rdi), %zmm10, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm7, %xmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$16, 640(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm19
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$1, 704(%rdi), %zmm14, %zmm20
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vextracti64x4	$1, %zmm8, %ymm6
+	vpclmulqdq	$16, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm6, %ymm8, %ymm8
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm8, %xmm6
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm9, %ymm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm11, %ymm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm10, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%ymm6, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm11, %xmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm9, %xmm6
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm6, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm12, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %xmm9, %xmm6
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm13, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpsrldq	$8, %xmm9, %xmm6
+	vpxorq	%ymm10, %ymm13, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm13, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vpxorq	%xmm10, %xmm13, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$8, %xmm13, %xmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpsrldq	$8, %xmm13, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm10
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm10
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm7, %xmm0
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5701,76 +6847,114 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top128
 .Laesgen_vaes512_gcm_none_encrypt_data_drain128:
-	vmovdqu64	-256(%rcx), %zmm2
+	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm0
-	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$1, 256(%rdi), %zmm2, %zmm4
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm3
+	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm4
+	vpclmulqdq	$1, 256(%rdi), %zmm2, %zmm5
 	vpclmulqdq	$16, 256(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 320(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 320(%rdi), %zmm0, %zmm0
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vmovdqa64	%zmm5, %zmm5
+	vpternlogd	$150, %zmm8, %zmm2, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-384(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vmovdqu64	-320(%rcx), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 384(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 384(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 384(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 384(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 448(%rdi), %zmm2, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm2, %zmm10
+	vpclmulqdq	$1, 448(%rdi), %zmm2, %zmm11
+	vpclmulqdq	$16, 448(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, %zmm9, %zmm6, %zmm3
+	vpternlogd	$150, %zmm10, %zmm7, %zmm4
+	vpternlogd	$150, %zmm0, %zmm8, %zmm5
+	vpternlogd	$150, %zmm2, %zmm11, %zmm5
+	vmovdqu64	-256(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vmovdqu64	-192(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$17, 320(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$1, 320(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpclmulqdq	$16, 320(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vmovdqu64	-128(%rcx), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$1, 384(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpclmulqdq	$16, 384(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, 512(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 512(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 512(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 512(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rdi), %zmm2, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm2, %zmm10
+	vpclmulqdq	$1, 576(%rdi), %zmm2, %zmm11
+	vpclmulqdq	$16, 576(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, %zmm9, %zmm6, %zmm3
+	vpternlogd	$150, %zmm10, %zmm7, %zmm4
+	vpternlogd	$150, %zmm0, %zmm8, %zmm5
+	vpternlogd	$150, %zmm2, %zmm11, %zmm5
+	vmovdqu64	-128(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vmovdqu64	-64(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpclmulqdq	$0, 448(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$1, 448(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpclmulqdq	$16, 448(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm0, %ymm2
-	vpxorq	%ymm2, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vextracti64x4	$1, %zmm3, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm4, %ymm2
-	vpxorq	%ymm2, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$0, 640(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 640(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 640(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 640(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 704(%rdi), %zmm2, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm2, %zmm10
+	vpclmulqdq	$1, 704(%rdi), %zmm2, %zmm11
+	vpclmulqdq	$16, 704(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, %zmm9, %zmm6, %zmm3
+	vpternlogd	$150, %zmm10, %zmm7, %zmm4
+	vpternlogd	$150, %zmm0, %zmm8, %zmm5
+	vpternlogd	$150, %zmm2, %zmm11, %zmm5
+	vextracti64x4	$1, %zmm3, %ymm0
+	vpxorq	%ymm0, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -5846,9 +7030,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -5863,7 +7047,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -5877,7 +7061,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -5890,9 +7074,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm0, %zmm8, %zmm8
 	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -5907,7 +7091,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
@@ -5917,16 +7101,424 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128
-	vmovdqu64	%zmm6, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_128
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_128
+	vmovdqu64	%zmm10, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_128:
 	movq	$-1, %r8
@@ -5949,20 +7541,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm11, %zmm11
 	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_128
-	vmovdqu64	%zmm3, 576(%rdi)
-	vmovdqu64	%zmm4, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 752(%rdi)
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced128
@@ -5989,20 +7581,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
+	vpxorq	%zmm5, %zmm11, %zmm11
 	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_128
-	vmovdqu64	%zmm4, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_128:
@@ -6027,60 +7619,212 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_128
-	vmovdqu64	%zmm5, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_128
+	vmovdqu64	%zmm7, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_128
+	vmovdqu64	%zmm8, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_128
+	vmovdqu64	%zmm9, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced128:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_end128:
 .Laesgen_vaes512_gcm_none_encrypt_data_end128:
-	vmovdqa64	%xmm1, 720(%rdi)
+	vmovdqa64	%xmm1, 976(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_saved
 .Laesgen_vaes512_gcm_none_encrypt_data_data192:
-	vmovdqa64	720(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	976(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_encrypt_data_first192:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
@@ -6090,71 +7834,131 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -6163,149 +7967,245 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_none_encrypt_data_first_done192:
 .Laesgen_vaes512_gcm_none_encrypt_data_top192:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vmovdqu64	-448(%rcx), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$1, 256(%rdi), %zmm9, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, 256(%rdi), %zmm9, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm0
-	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm16
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$1, 320(%rdi), %zmm10, %zmm17
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm6
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$16, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm16, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqa64	%zmm13, %zmm13
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
+	vpternlogd	$150, %zmm17, %zmm14, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vmovdqu64	-384(%rcx), %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 384(%rdi), %zmm10, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rdi), %zmm10, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$1, 384(%rdi), %zmm10, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-128(%rcx), %zmm6
+	vpclmulqdq	$16, 384(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm19
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$1, 448(%rdi), %zmm14, %zmm20
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vpclmulqdq	$16, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-256(%rcx), %zmm10
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm10, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$1, 512(%rdi), %zmm10, %zmm17
 	vbroadcasti32x4	80(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-64(%rcx), %zmm6
+	vpclmulqdq	$16, 512(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm19
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 576(%rdi), %zmm14, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-128(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm7, %ymm6
+	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 640(%rdi), %zmm10, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm6, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 640(%rdi), %zmm10, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 640(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti32x4	$1, %ymm7, %xmm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm19
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm6
+	vpclmulqdq	$1, 704(%rdi), %zmm14, %zmm20
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm6, %ymm8, %ymm8
+	vpclmulqdq	$16, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm8, %xmm6
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm9, %ymm6
+	vextracti64x4	$1, %zmm11, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm6, %ymm9, %ymm9
+	vpxorq	%ymm10, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm9, %xmm6
+	vextracti32x4	$1, %ymm11, %xmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm6, %xmm9, %xmm9
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vextracti32x4	$1, %ymm12, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm9, %xmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm9, %xmm6
+	vextracti64x4	$1, %zmm13, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti32x4	$1, %ymm13, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm10, %xmm13, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vpslldq	$8, %xmm13, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpsrldq	$8, %xmm13, %xmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm6, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm10
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm7, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -6314,76 +8214,114 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top192
 .Laesgen_vaes512_gcm_none_encrypt_data_drain192:
-	vmovdqu64	-256(%rcx), %zmm2
+	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm0
-	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$1, 256(%rdi), %zmm2, %zmm4
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm3
+	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm4
+	vpclmulqdq	$1, 256(%rdi), %zmm2, %zmm5
 	vpclmulqdq	$16, 256(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 320(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 320(%rdi), %zmm0, %zmm0
+	vpxorq	%zmm6, %zmm3, %zmm3
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vmovdqa64	%zmm5, %zmm5
+	vpternlogd	$150, %zmm8, %zmm2, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-384(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vmovdqu64	-320(%rcx), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
+	vpclmulqdq	$0, 384(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 384(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 384(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 384(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 448(%rdi), %zmm2, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm2, %zmm10
+	vpclmulqdq	$1, 448(%rdi), %zmm2, %zmm11
+	vpclmulqdq	$16, 448(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, %zmm9, %zmm6, %zmm3
+	vpternlogd	$150, %zmm10, %zmm7, %zmm4
+	vpternlogd	$150, %zmm0, %zmm8, %zmm5
+	vpternlogd	$150, %zmm2, %zmm11, %zmm5
+	vmovdqu64	-256(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vmovdqu64	-192(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$17, 320(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$1, 320(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpclmulqdq	$16, 320(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vmovdqu64	-128(%rcx), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$1, 384(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpclmulqdq	$16, 384(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$0, 512(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 512(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 512(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 512(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rdi), %zmm2, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm2, %zmm10
+	vpclmulqdq	$1, 576(%rdi), %zmm2, %zmm11
+	vpclmulqdq	$16, 576(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, %zmm9, %zmm6, %zmm3
+	vpternlogd	$150, %zmm10, %zmm7, %zmm4
+	vpternlogd	$150, %zmm0, %zmm8, %zmm5
+	vpternlogd	$150, %zmm2, %zmm11, %zmm5
+	vmovdqu64	-128(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vmovdqu64	-64(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
-	vpclmulqdq	$0, 448(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$1, 448(%rdi), %zmm2, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpclmulqdq	$16, 448(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm0, %ymm2
-	vpxorq	%ymm2, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vextracti64x4	$1, %zmm3, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm4, %ymm2
-	vpxorq	%ymm2, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$0, 640(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 640(%rdi), %zmm0, %zmm7
+	vpclmulqdq	$1, 640(%rdi), %zmm0, %zmm8
+	vpclmulqdq	$16, 640(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 704(%rdi), %zmm2, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm2, %zmm10
+	vpclmulqdq	$1, 704(%rdi), %zmm2, %zmm11
+	vpclmulqdq	$16, 704(%rdi), %zmm2, %zmm2
+	vpternlogd	$150, %zmm9, %zmm6, %zmm3
+	vpternlogd	$150, %zmm10, %zmm7, %zmm4
+	vpternlogd	$150, %zmm0, %zmm8, %zmm5
+	vpternlogd	$150, %zmm2, %zmm11, %zmm5
+	vextracti64x4	$1, %zmm3, %ymm0
+	vpxorq	%ymm0, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -6469,9 +8407,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -6486,7 +8424,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -6500,7 +8438,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -6513,9 +8451,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm0, %zmm8, %zmm8
 	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -6530,7 +8468,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
@@ -6540,16 +8478,442 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192
-	vmovdqu64	%zmm6, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_192
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_192
+	vmovdqu64	%zmm10, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_192:
 	movq	$-1, %r8
@@ -6572,20 +8936,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm11, %zmm11
 	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_192
-	vmovdqu64	%zmm3, 576(%rdi)
-	vmovdqu64	%zmm4, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 752(%rdi)
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced192
@@ -6612,20 +8976,20 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
+	vpxorq	%zmm5, %zmm11, %zmm11
 	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_192
-	vmovdqu64	%zmm4, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_192:
@@ -6650,54 +9014,211 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_192
-	vmovdqu64	%zmm5, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_192
+	vmovdqu64	%zmm7, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_192
+	vmovdqu64	%zmm8, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_192
+	vmovdqu64	%zmm9, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced192:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_end192:
 .Laesgen_vaes512_gcm_none_encrypt_data_end192:
-	vmovdqa64	%xmm1, 720(%rdi)
+	vmovdqa64	%xmm1, 976(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_saved
 .Laesgen_vaes512_gcm_none_encrypt_data_saved:
-	vmovdqa64	%xmm0, 736(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
+	vpxorq	%xmm20, %xmm20, %xmm20
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -6730,7 +9251,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 
 
-# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 4 registers of blocks and one reduction a loop.
+# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 # Called by open and decrypt after their checks; not exported.
 # Requires: AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
@@ -6740,19 +9261,19 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 816(%rdi)
+	cmpq	$0, 1072(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_decrypt_data_in_data
-	vmovdqa64	736(%rdi), %xmm0
-	movq	800(%rdi), %rax
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1056(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_flushed
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -6767,14 +9288,14 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_flushed:
-	vmovdqa64	%xmm0, 736(%rdi)
-	movq	$1, 816(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
+	movq	$1, 1072(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_in_data:
-	vmovdqa64	736(%rdi), %xmm0
-	movq	808(%rdi), %rax
-	addq	%rdx, 808(%rdi)
+	vmovdqa64	992(%rdi), %xmm0
+	movq	1064(%rdi), %rax
+	addq	%rdx, 1064(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_bulk
 	movq	$16, %r8
@@ -6783,8 +9304,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	768(%rdi,%rax,1), %r11
-	leaq	752(%rdi,%rax,1), %rbx
+	leaq	1024(%rdi,%rax,1), %r11
+	leaq	1008(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_no8
 	movq	(%r9), %rbp
@@ -6835,13 +9356,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_decrypt_data_saved
-	vmovdqa64	752(%rdi), %xmm1
+	vmovdqa64	1008(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -6856,7 +9377,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -6864,159 +9385,255 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_data192
 .Laesgen_vaes512_gcm_none_decrypt_data_data256:
-	vmovdqa64	720(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	976(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_decrypt_data_top256:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vmovdqu64	64(%rsi), %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$1, 256(%rdi), %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, 256(%rdi), %zmm10, %zmm10
 	vbroadcasti32x4	(%rdi), %zmm0
-	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm16
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vmovdqu64	64(%rsi), %zmm6
+	vpclmulqdq	$1, 320(%rdi), %zmm11, %zmm17
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, 320(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	%zmm16, %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vmovdqa64	%zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpternlogd	$150, %zmm17, %zmm10, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	128(%rsi), %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	192(%rsi), %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm10, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$1, 384(%rdi), %zmm10, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	48(%rdi), %zmm0
+	vpclmulqdq	$16, 384(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	128(%rsi), %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm11, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$17, 448(%rdi), %zmm11, %zmm19
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 448(%rdi), %zmm11, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 448(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm18, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm10, %zmm17, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	256(%rsi), %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm9, %zmm9
+	vmovdqu64	320(%rsi), %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, 512(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm10, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$1, 512(%rdi), %zmm10, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vmovdqu64	192(%rsi), %zmm6
+	vpclmulqdq	$16, 512(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 576(%rdi), %zmm11, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
+	vpclmulqdq	$17, 576(%rdi), %zmm11, %zmm19
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 576(%rdi), %zmm11, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 576(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm12
 	vbroadcasti32x4	112(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm10, %zmm17, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	384(%rsi), %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm9, %zmm9
+	vmovdqu64	448(%rsi), %zmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm7, %ymm6
+	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 640(%rdi), %zmm10, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$1, 640(%rdi), %zmm10, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$16, 640(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm7, %xmm6
+	vpclmulqdq	$0, 704(%rdi), %zmm11, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm11, %zmm19
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm6
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 704(%rdi), %zmm11, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 704(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm12
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%ymm6, %ymm8, %ymm8
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpternlogd	$150, %zmm19, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm8, %xmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpternlogd	$150, %zmm10, %zmm17, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm9, %ymm6
+	vpternlogd	$150, %zmm11, %zmm20, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm12, %ymm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vbroadcasti32x4	176(%rdi), %zmm0
+	vextracti32x4	$1, %ymm12, %xmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm6, %ymm9, %ymm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm9, %xmm6
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm9, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm13, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti32x4	$1, %ymm13, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpslldq	$8, %xmm9, %xmm6
+	vpxorq	%xmm10, %xmm13, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm14, %ymm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpsrldq	$8, %xmm9, %xmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm10, %ymm14, %ymm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm14, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpslldq	$8, %xmm14, %xmm10
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpsrldq	$8, %xmm14, %xmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	224(%rdi), %zmm0
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm10
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpshufd	$78, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm7, %xmm0
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -7025,14 +9642,24 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top256
 .Laesgen_vaes512_gcm_none_decrypt_data_drain256:
 .Laesgen_vaes512_gcm_none_decrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7128,9 +9755,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -7145,7 +9772,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm9, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -7159,7 +9786,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -7172,9 +9799,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$16, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -7188,7 +9815,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
@@ -7198,16 +9825,456 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256
-	vmovdqu64	%zmm6, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_256:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_big256:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_256
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_256
+	vmovdqu64	%zmm10, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_256:
 	movq	$-1, %r8
@@ -7229,20 +10296,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm11, %zmm11
 	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_256
-	vmovdqu64	%zmm3, 576(%rdi)
-	vmovdqu64	%zmm4, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 752(%rdi)
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced256
@@ -7268,20 +10335,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
+	vpxorq	%zmm5, %zmm11, %zmm11
 	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_256
-	vmovdqu64	%zmm4, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_256:
@@ -7305,186 +10372,414 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_256
-	vmovdqu64	%zmm5, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_256
+	vmovdqu64	%zmm7, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_256
+	vmovdqu64	%zmm8, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_256
+	vmovdqu64	%zmm9, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced256:
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_end256:
 .Laesgen_vaes512_gcm_none_decrypt_data_end256:
-	vmovdqa64	%xmm1, 720(%rdi)
+	vmovdqa64	%xmm1, 976(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_saved
 .Laesgen_vaes512_gcm_none_decrypt_data_data128:
-	vmovdqa64	720(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	976(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_decrypt_data_top128:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vmovdqu64	64(%rsi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$1, 256(%rdi), %zmm8, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, 256(%rdi), %zmm8, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$1, 320(%rdi), %zmm10, %zmm17
 	vbroadcasti32x4	(%rdi), %zmm0
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$16, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	64(%rsi), %zmm6
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vpxorq	%zmm16, %zmm12, %zmm12
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vmovdqa64	%zmm13, %zmm13
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm14, %zmm13
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	128(%rsi), %zmm10
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vmovdqu64	192(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 384(%rdi), %zmm10, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, 384(%rdi), %zmm10, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$16, 384(%rdi), %zmm10, %zmm10
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	128(%rsi), %zmm6
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm19
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vpclmulqdq	$1, 448(%rdi), %zmm14, %zmm20
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$16, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vmovdqu64	256(%rsi), %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
+	vmovdqu64	320(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm10, %zmm16
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$1, 512(%rdi), %zmm10, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	192(%rsi), %zmm6
+	vpclmulqdq	$16, 512(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm19
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 576(%rdi), %zmm14, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
+	vmovdqu64	384(%rsi), %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm7, %ymm6
+	vpclmulqdq	$17, 640(%rdi), %zmm10, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$1, 640(%rdi), %zmm10, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm7, %xmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$16, 640(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm19
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$1, 704(%rdi), %zmm14, %zmm20
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vextracti64x4	$1, %zmm8, %ymm6
+	vpclmulqdq	$16, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm6, %ymm8, %ymm8
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm8, %xmm6
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm9, %ymm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm11, %ymm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm10, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%ymm6, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm11, %xmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm9, %xmm6
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm6, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm12, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %xmm9, %xmm6
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm13, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpsrldq	$8, %xmm9, %xmm6
+	vpxorq	%ymm10, %ymm13, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm13, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vpxorq	%xmm10, %xmm13, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$8, %xmm13, %xmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpsrldq	$8, %xmm13, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm10
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm10
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm7, %xmm0
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -7493,14 +10788,24 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top128
 .Laesgen_vaes512_gcm_none_decrypt_data_drain128:
 .Laesgen_vaes512_gcm_none_decrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7576,9 +10881,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -7593,7 +10898,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm9, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -7607,7 +10912,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -7620,9 +10925,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$16, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -7636,7 +10941,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
@@ -7646,16 +10951,420 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128
-	vmovdqu64	%zmm6, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_128:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_big128:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_128
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_128
+	vmovdqu64	%zmm10, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_128:
 	movq	$-1, %r8
@@ -7677,20 +11386,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm11, %zmm11
 	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_128
-	vmovdqu64	%zmm3, 576(%rdi)
-	vmovdqu64	%zmm4, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 752(%rdi)
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced128
@@ -7716,20 +11425,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
+	vpxorq	%zmm5, %zmm11, %zmm11
 	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_128
-	vmovdqu64	%zmm4, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_128:
@@ -7753,196 +11462,432 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_128
-	vmovdqu64	%zmm5, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_128
+	vmovdqu64	%zmm7, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_128
+	vmovdqu64	%zmm8, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_128
+	vmovdqu64	%zmm9, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced128:
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_end128:
 .Laesgen_vaes512_gcm_none_decrypt_data_end128:
-	vmovdqa64	%xmm1, 720(%rdi)
+	vmovdqa64	%xmm1, 976(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_saved
 .Laesgen_vaes512_gcm_none_decrypt_data_data192:
-	vmovdqa64	720(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	976(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_decrypt_data_top192:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm8
+	vmovdqu64	64(%rsi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$1, 256(%rdi), %zmm6, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$1, 256(%rdi), %zmm9, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$16, 256(%rdi), %zmm9, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm0
-	vpclmulqdq	$16, 256(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm16
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$1, 320(%rdi), %zmm10, %zmm17
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rsi), %zmm6
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$16, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm6, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm16, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqa64	%zmm13, %zmm13
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
+	vpternlogd	$150, %zmm17, %zmm14, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vmovdqu64	128(%rsi), %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$1, 320(%rdi), %zmm6, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	192(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 384(%rdi), %zmm10, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rdi), %zmm10, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, 320(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$1, 384(%rdi), %zmm10, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	128(%rsi), %zmm6
+	vpclmulqdq	$16, 384(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm19
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$1, 448(%rdi), %zmm14, %zmm20
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm6, %zmm10
+	vpclmulqdq	$16, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 384(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	256(%rsi), %zmm10
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$1, 384(%rdi), %zmm6, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm9, %zmm9
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, 384(%rdi), %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm10, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm10, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$1, 512(%rdi), %zmm10, %zmm17
 	vbroadcasti32x4	80(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	192(%rsi), %zmm6
+	vpclmulqdq	$16, 512(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm6, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm19
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 576(%rdi), %zmm14, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$1, 448(%rdi), %zmm6, %zmm10
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	384(%rsi), %zmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	448(%rsi), %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpclmulqdq	$16, 448(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm7, %ymm6
+	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 640(%rdi), %zmm10, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm6, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 640(%rdi), %zmm10, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 640(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti32x4	$1, %ymm7, %xmm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm19
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm6
+	vpclmulqdq	$1, 704(%rdi), %zmm14, %zmm20
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm6, %ymm8, %ymm8
+	vpclmulqdq	$16, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm8, %xmm6
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm15, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm16, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm10, %zmm17, %zmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
+	vpternlogd	$150, %zmm14, %zmm20, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm9, %ymm6
+	vextracti64x4	$1, %zmm11, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm6, %ymm9, %ymm9
+	vpxorq	%ymm10, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm9, %xmm6
+	vextracti32x4	$1, %ymm11, %xmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm6, %xmm9, %xmm9
+	vpxorq	%ymm10, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vextracti32x4	$1, %ymm12, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm9, %xmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm9, %xmm6
+	vextracti64x4	$1, %zmm13, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti32x4	$1, %ymm13, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm10, %xmm13, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vpslldq	$8, %xmm13, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpsrldq	$8, %xmm13, %xmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm7, %xmm6
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm6, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm10
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm7, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -7951,14 +11896,24 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top192
 .Laesgen_vaes512_gcm_none_decrypt_data_drain192:
 .Laesgen_vaes512_gcm_none_decrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -8044,9 +11999,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -8061,7 +12016,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$16, (%rax), %zmm9, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -8075,7 +12030,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$16, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -8088,9 +12043,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$16, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -8104,7 +12059,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
@@ -8114,16 +12069,438 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192
-	vmovdqu64	%zmm6, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_192:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_big192:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_192
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm13, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm0, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_192
+	vmovdqu64	%zmm10, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_192:
 	movq	$-1, %r8
@@ -8145,20 +12522,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm11, %zmm11
 	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm12, %zmm12
 	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_192
-	vmovdqu64	%zmm3, 576(%rdi)
-	vmovdqu64	%zmm4, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 752(%rdi)
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced192
@@ -8184,20 +12561,20 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
+	vpxorq	%zmm5, %zmm11, %zmm11
 	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm12, %zmm12
 	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_192
-	vmovdqu64	%zmm4, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_192:
@@ -8221,54 +12598,207 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm11, %zmm11
 	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm12, %zmm12
 	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_192
-	vmovdqu64	%zmm5, 576(%rdi)
-	vmovdqu64	%zmm0, 640(%rdi)
-	vmovdqa64	576(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 768(%rdi)
-	vmovdqa64	640(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 752(%rdi)
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_192
+	vmovdqu64	%zmm7, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_192
+	vmovdqu64	%zmm8, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_192
+	vmovdqu64	%zmm9, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced192:
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_end192:
 .Laesgen_vaes512_gcm_none_decrypt_data_end192:
-	vmovdqa64	%xmm1, 720(%rdi)
+	vmovdqa64	%xmm1, 976(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_saved
 .Laesgen_vaes512_gcm_none_decrypt_data_saved:
-	vmovdqa64	%xmm0, 736(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
+	vpxorq	%xmm20, %xmm20, %xmm20
 	vzeroall
 	popq	%rbp
 	popq	%rbx

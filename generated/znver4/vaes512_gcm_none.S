@@ -2,12 +2,12 @@
  *
  * aesgen 0.1.0, preset znver4: kernel "vaes512-gcm-none"
  *   AES-GCM (NIST SP 800-38D), method vaes512,
- *   FACE level none, 4 registers (16 blocks) per batch, EVEX encoding,
+ *   FACE level none, 8 registers (32 blocks) per batch, EVEX encoding,
  *   key sizes 128, 192, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
- *   Context: 1152 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 1664 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes512_gcm_none_init   requires AESNI, AVX, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
@@ -46,7 +46,7 @@ aesgen_vaes512_gcm_none_init:
 .Laesgen_vaes512_gcm_none_init_accepted:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$18, %rcx
+	movq	$26, %rcx
 .Laesgen_vaes512_gcm_none_init_zero:
 	vmovdqu64	%zmm0, (%rax)
 	addq	$64, %rax
@@ -767,10 +767,10 @@ aesgen_vaes512_gcm_none_init:
 	vporq	%xmm1, %xmm0, %xmm0
 	vpandq	.Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 496(%rdi)
+	vmovdqa64	%xmm0, 752(%rdi)
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 816(%rdi)
+	vmovdqa64	%xmm1, 1328(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -787,10 +787,330 @@ aesgen_vaes512_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxorq	%xmm3, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 736(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1312(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 720(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1296(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 704(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1280(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 688(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1264(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 672(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1248(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 656(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1232(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 640(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1216(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 624(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1200(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 608(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1184(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 592(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1168(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 576(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1152(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 560(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1136(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 544(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1120(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 528(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1104(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 512(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1088(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1072(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 480(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 800(%rdi)
+	vmovdqa64	%xmm2, 1056(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -810,7 +1130,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm2, 464(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 784(%rdi)
+	vmovdqa64	%xmm1, 1040(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -830,7 +1150,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm1, 448(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 768(%rdi)
+	vmovdqa64	%xmm2, 1024(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -850,7 +1170,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm2, 432(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -870,7 +1190,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm1, 416(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 736(%rdi)
+	vmovdqa64	%xmm2, 992(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -890,7 +1210,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm2, 400(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 720(%rdi)
+	vmovdqa64	%xmm1, 976(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -910,7 +1230,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm1, 384(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 704(%rdi)
+	vmovdqa64	%xmm2, 960(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -930,7 +1250,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm2, 368(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 688(%rdi)
+	vmovdqa64	%xmm1, 944(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -950,7 +1270,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm1, 352(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 672(%rdi)
+	vmovdqa64	%xmm2, 928(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -970,7 +1290,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm2, 336(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 656(%rdi)
+	vmovdqa64	%xmm1, 912(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -990,7 +1310,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm1, 320(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 640(%rdi)
+	vmovdqa64	%xmm2, 896(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1010,7 +1330,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm2, 304(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 624(%rdi)
+	vmovdqa64	%xmm1, 880(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1030,7 +1350,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm1, 288(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 608(%rdi)
+	vmovdqa64	%xmm2, 864(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1050,7 +1370,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm2, 272(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 592(%rdi)
+	vmovdqa64	%xmm1, 848(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1070,7 +1390,7 @@ aesgen_vaes512_gcm_none_init:
 	vmovdqa64	%xmm1, 256(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 576(%rdi)
+	vmovdqa64	%xmm0, 832(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -1136,13 +1456,13 @@ aesgen_vaes512_gcm_none_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 816(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1328(%rbx), %xmm1, %xmm1
 	leaq	15(%rdi), %r8
 	andq	$-16, %r8
 	negq	%r8
-	leaq	480(%rbx,%r8,1), %r8
+	leaq	736(%rbx,%r8,1), %r8
 	movq	$-1, %r10
 	bzhiq	%rax, %r10, %r10
 	kmovq	%r10, %k1
@@ -1154,7 +1474,7 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, (%r8), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 320(%r8), %xmm4, %xmm3
+	vpclmulqdq	$0, 576(%r8), %xmm4, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	movq	(%rsi), %rax
 	vmovq	%rax, %xmm3
@@ -1428,7 +1748,7 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm9, %xmm2, %xmm2
 	vpclmulqdq	$17, 16(%r8), %xmm8, %xmm8
 	vpxorq	%xmm8, %xmm0, %xmm0
-	vpclmulqdq	$0, 336(%r8), %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$16, %rdi
 	jbe	.Laesgen_vaes512_gcm_none_seal_short_hashed
@@ -1447,7 +1767,7 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm8, %xmm2, %xmm2
 	vpclmulqdq	$17, 32(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 352(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 608(%r8), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$32, %rdi
 	jbe	.Laesgen_vaes512_gcm_none_seal_short_hashed
@@ -1466,7 +1786,7 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm7, %xmm2, %xmm2
 	vpclmulqdq	$17, 48(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 624(%r8), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$48, %rdi
 	jbe	.Laesgen_vaes512_gcm_none_seal_short_hashed
@@ -1485,7 +1805,7 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm6, %xmm2, %xmm2
 	vpclmulqdq	$17, 64(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%r8), %xmm3, %xmm3
+	vpclmulqdq	$0, 640(%r8), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 .Laesgen_vaes512_gcm_none_seal_short_hashed:
 	vpxorq	%xmm2, %xmm1, %xmm1
@@ -1529,14 +1849,14 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm6, %xmm2, %xmm2
 	vpclmulqdq	$17, (%rdi), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	jmp	.Laesgen_vaes512_gcm_none_seal_short_hashed
 .Laesgen_vaes512_gcm_none_seal_short_done:
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	vmovdqa64	%xmm0, 1104(%rbx)
-	leaq	1104(%rbx), %rdx
+	vmovdqa64	%xmm0, 1616(%rbx)
+	leaq	1616(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_vaes512_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -1583,33 +1903,33 @@ aesgen_vaes512_gcm_none_seal:
 	ret
 .Laesgen_vaes512_gcm_none_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1056(%rbx)
-	vmovdqa64	%xmm0, 1072(%rbx)
-	movq	$0, 1120(%rbx)
-	movq	$0, 1128(%rbx)
-	movq	$0, 1136(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
+	vmovdqa64	%xmm0, 1584(%rbx)
+	movq	$0, 1632(%rbx)
+	movq	$0, 1640(%rbx)
+	movq	$0, 1648(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 1104(%rbx)
+	movq	%rdx, 1616(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 1112(%rbx)
-	movl	$0x1000000, 1116(%rbx)
-	vmovdqa64	1104(%rbx), %xmm0
+	movl	%edx, 1624(%rbx)
+	movl	$0x1000000, 1628(%rbx)
+	vmovdqa64	1616(%rbx), %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_seal_have_j0
 .Laesgen_vaes512_gcm_none_seal_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %r10
-	addq	%rdx, 1128(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %r10
+	addq	%rdx, 1640(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_vaes512_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	1072(%rbx,%r10,1), %r12
+	leaq	1584(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_vaes512_gcm_none_seal_no8_2
@@ -1644,13 +1964,13 @@ aesgen_vaes512_gcm_none_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_vaes512_gcm_none_seal_absorbed
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -1665,7 +1985,7 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_none_seal_whole:
 .Laesgen_vaes512_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1673,95 +1993,86 @@ aesgen_vaes512_gcm_none_seal:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm0
-	vmovdqu64	16(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash8
@@ -1774,9 +2085,9 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -1797,7 +2108,7 @@ aesgen_vaes512_gcm_none_seal:
 .Laesgen_vaes512_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_absorbed
-	leaq	1072(%rbx), %r10
+	leaq	1584(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_no8_3
 	movq	(%rsi), %r11
@@ -1827,18 +2138,18 @@ aesgen_vaes512_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_vaes512_gcm_none_seal_no1_3:
 .Laesgen_vaes512_gcm_none_seal_absorbed:
-	vmovdqa64	%xmm0, 1056(%rbx)
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %rdx
+	vmovdqa64	%xmm0, 1568(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_flushed
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -1853,14 +2164,14 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_none_seal_flushed:
 	vmovq	%rdi, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -1875,12 +2186,12 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1056(%rbx)
-	movq	$0, 1128(%rbx)
+	vmovdqa64	%xmm1, 1568(%rbx)
+	movq	$0, 1640(%rbx)
 .Laesgen_vaes512_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1040(%rbx)
+	vmovdqa64	%xmm1, 1552(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_vaes512_gcm_none_seal_aes128
@@ -1971,17 +2282,17 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done
 .Laesgen_vaes512_gcm_none_seal_aes_done:
-	vmovdqa64	%xmm0, 1024(%rbx)
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1120(%rbx), %rdx
-	addq	%rax, 1120(%rbx)
+	vmovdqa64	%xmm0, 1536(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1632(%rbx), %rdx
+	addq	%rax, 1632(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	1072(%rbx,%rdx,1), %r10
+	leaq	1584(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_vaes512_gcm_none_seal_no8_4
@@ -2016,13 +2327,13 @@ aesgen_vaes512_gcm_none_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_vaes512_gcm_none_seal_absorbed_2
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2037,7 +2348,7 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_none_seal_whole_2:
 .Laesgen_vaes512_gcm_none_seal_hash8_2:
 	cmpq	$128, %rax
@@ -2045,95 +2356,86 @@ aesgen_vaes512_gcm_none_seal:
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm0
-	vmovdqu64	16(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_vaes512_gcm_none_seal_hash8_2
@@ -2146,9 +2448,9 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -2169,7 +2471,7 @@ aesgen_vaes512_gcm_none_seal:
 .Laesgen_vaes512_gcm_none_seal_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_none_seal_absorbed_2
-	leaq	1072(%rbx), %rdx
+	leaq	1584(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_vaes512_gcm_none_seal_no8_5
 	movq	(%rcx), %rsi
@@ -2199,7 +2501,7 @@ aesgen_vaes512_gcm_none_seal:
 	movb	%sil, (%rdx)
 .Laesgen_vaes512_gcm_none_seal_no1_5:
 .Laesgen_vaes512_gcm_none_seal_absorbed_2:
-	vmovdqa64	%xmm0, 1056(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2207,19 +2509,19 @@ aesgen_vaes512_gcm_none_seal:
 	call	aesgen_vaes512_gcm_none_encrypt_data
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	cmpq	$0, 1136(%rbx)
+	cmpq	$0, 1648(%rbx)
 	jne	.Laesgen_vaes512_gcm_none_seal_in_data
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1120(%rbx), %rdx
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1632(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_flushed_2
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2234,22 +2536,22 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_none_seal_flushed_2:
-	vmovdqa64	%xmm0, 1056(%rbx)
-	movq	$1, 1136(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
+	movq	$1, 1648(%rbx)
 .Laesgen_vaes512_gcm_none_seal_in_data:
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %rdx
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_seal_flushed_3
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2264,18 +2566,18 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_none_seal_flushed_3:
-	movq	1120(%rbx), %rdx
+	movq	1632(%rbx), %rdx
 	shlq	$3, %rdx
-	movq	1128(%rbx), %rsi
+	movq	1640(%rbx), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -2289,9 +2591,9 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1024(%rbx), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1104(%rbx)
-	leaq	1104(%rbx), %rdx
+	vpxorq	1536(%rbx), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1616(%rbx)
+	leaq	1616(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_vaes512_gcm_none_seal_no16_2
 	movq	(%rdx), %rsi
@@ -2420,13 +2722,13 @@ aesgen_vaes512_gcm_none_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 816(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1328(%rbx), %xmm1, %xmm1
 	leaq	15(%r10), %r8
 	andq	$-16, %r8
 	negq	%r8
-	leaq	480(%rbx,%r8,1), %r8
+	leaq	736(%rbx,%r8,1), %r8
 	movq	$-1, %r11
 	bzhiq	%rdi, %r11, %r11
 	kmovq	%r11, %k1
@@ -2438,7 +2740,7 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, (%r8), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 320(%r8), %xmm4, %xmm3
+	vpclmulqdq	$0, 576(%r8), %xmm4, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	movq	(%rsi), %rcx
 	vmovq	%rcx, %xmm3
@@ -2712,7 +3014,7 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm9, %xmm2, %xmm2
 	vpclmulqdq	$17, 16(%r8), %xmm8, %xmm8
 	vpxorq	%xmm8, %xmm0, %xmm0
-	vpclmulqdq	$0, 336(%r8), %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$16, %r10
 	jbe	.Laesgen_vaes512_gcm_none_open_short_hashed
@@ -2731,7 +3033,7 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm8, %xmm2, %xmm2
 	vpclmulqdq	$17, 32(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 352(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 608(%r8), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$32, %r10
 	jbe	.Laesgen_vaes512_gcm_none_open_short_hashed
@@ -2750,7 +3052,7 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm7, %xmm2, %xmm2
 	vpclmulqdq	$17, 48(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 624(%r8), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$48, %r10
 	jbe	.Laesgen_vaes512_gcm_none_open_short_hashed
@@ -2769,7 +3071,7 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm6, %xmm2, %xmm2
 	vpclmulqdq	$17, 64(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%r8), %xmm3, %xmm3
+	vpclmulqdq	$0, 640(%r8), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 .Laesgen_vaes512_gcm_none_open_short_hashed:
 	vpxorq	%xmm2, %xmm1, %xmm1
@@ -2811,15 +3113,15 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm6, %xmm2, %xmm2
 	vpclmulqdq	$17, (%r10), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 320(%r10), %xmm3, %xmm3
+	vpclmulqdq	$0, 576(%r10), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	jmp	.Laesgen_vaes512_gcm_none_open_short_hashed
 .Laesgen_vaes512_gcm_none_open_short_done:
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	vmovdqa64	%xmm0, 1104(%rbx)
+	vmovdqa64	%xmm0, 1616(%rbx)
 	xorq	%rsi, %rsi
-	leaq	1104(%rbx), %rdi
+	leaq	1616(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -2871,33 +3173,33 @@ aesgen_vaes512_gcm_none_open:
 	jmp	.Laesgen_vaes512_gcm_none_open_reject
 .Laesgen_vaes512_gcm_none_open_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1056(%rbx)
-	vmovdqa64	%xmm0, 1072(%rbx)
-	movq	$0, 1120(%rbx)
-	movq	$0, 1128(%rbx)
-	movq	$0, 1136(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
+	vmovdqa64	%xmm0, 1584(%rbx)
+	movq	$0, 1632(%rbx)
+	movq	$0, 1640(%rbx)
+	movq	$0, 1648(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_open_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 1104(%rbx)
+	movq	%rax, 1616(%rbx)
 	movl	8(%rsi), %eax
-	movl	%eax, 1112(%rbx)
-	movl	$0x1000000, 1116(%rbx)
-	vmovdqa64	1104(%rbx), %xmm0
+	movl	%eax, 1624(%rbx)
+	movl	$0x1000000, 1628(%rbx)
+	vmovdqa64	1616(%rbx), %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_open_have_j0
 .Laesgen_vaes512_gcm_none_open_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %r10
-	addq	%rdx, 1128(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %r10
+	addq	%rdx, 1640(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_vaes512_gcm_none_open_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	1072(%rbx,%r10,1), %r12
+	leaq	1584(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_vaes512_gcm_none_open_no8
@@ -2932,13 +3234,13 @@ aesgen_vaes512_gcm_none_open:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_vaes512_gcm_none_open_absorbed
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2953,7 +3255,7 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_none_open_whole:
 .Laesgen_vaes512_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -2961,95 +3263,86 @@ aesgen_vaes512_gcm_none_open:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm0
-	vmovdqu64	16(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_open_hash8
@@ -3062,9 +3355,9 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -3085,7 +3378,7 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_absorbed
-	leaq	1072(%rbx), %r10
+	leaq	1584(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no8_2
 	movq	(%rsi), %r11
@@ -3115,18 +3408,18 @@ aesgen_vaes512_gcm_none_open:
 	movb	%r11b, (%r10)
 .Laesgen_vaes512_gcm_none_open_no1_2:
 .Laesgen_vaes512_gcm_none_open_absorbed:
-	vmovdqa64	%xmm0, 1056(%rbx)
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %rdx
+	vmovdqa64	%xmm0, 1568(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_flushed
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3141,14 +3434,14 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_none_open_flushed:
 	vmovq	%rax, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -3163,12 +3456,12 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1056(%rbx)
-	movq	$0, 1128(%rbx)
+	vmovdqa64	%xmm1, 1568(%rbx)
+	movq	$0, 1640(%rbx)
 .Laesgen_vaes512_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1040(%rbx)
+	vmovdqa64	%xmm1, 1552(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_open_aes128
@@ -3259,17 +3552,17 @@ aesgen_vaes512_gcm_none_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_open_aes_done
 .Laesgen_vaes512_gcm_none_open_aes_done:
-	vmovdqa64	%xmm0, 1024(%rbx)
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1120(%rbx), %rax
-	addq	%rdi, 1120(%rbx)
+	vmovdqa64	%xmm0, 1536(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1632(%rbx), %rax
+	addq	%rdi, 1632(%rbx)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_open_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%rdi, %rdx
 	cmovaq	%rdi, %rdx
-	leaq	1072(%rbx,%rax,1), %r10
+	leaq	1584(%rbx,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_no8_3
@@ -3304,13 +3597,13 @@ aesgen_vaes512_gcm_none_open:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_open_absorbed_2
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3325,7 +3618,7 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_none_open_whole_2:
 .Laesgen_vaes512_gcm_none_open_hash8_2:
 	cmpq	$128, %rdi
@@ -3333,95 +3626,86 @@ aesgen_vaes512_gcm_none_open:
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm0
-	vmovdqu64	16(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rdi
 	jmp	.Laesgen_vaes512_gcm_none_open_hash8_2
@@ -3434,9 +3718,9 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -3457,7 +3741,7 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_hashed1_2:
 	testq	%rdi, %rdi
 	je	.Laesgen_vaes512_gcm_none_open_absorbed_2
-	leaq	1072(%rbx), %rax
+	leaq	1584(%rbx), %rax
 	testq	$8, %rdi
 	je	.Laesgen_vaes512_gcm_none_open_no8_4
 	movq	(%rcx), %rdx
@@ -3487,7 +3771,7 @@ aesgen_vaes512_gcm_none_open:
 	movb	%dl, (%rax)
 .Laesgen_vaes512_gcm_none_open_no1_4:
 .Laesgen_vaes512_gcm_none_open_absorbed_2:
-	vmovdqa64	%xmm0, 1056(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -3495,19 +3779,19 @@ aesgen_vaes512_gcm_none_open:
 	call	aesgen_vaes512_gcm_none_decrypt_data
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 1136(%rbx)
+	cmpq	$0, 1648(%rbx)
 	jne	.Laesgen_vaes512_gcm_none_open_in_data
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1120(%rbx), %rsi
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1632(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes512_gcm_none_open_flushed_2
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3522,22 +3806,22 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_none_open_flushed_2:
-	vmovdqa64	%xmm0, 1056(%rbx)
-	movq	$1, 1136(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
+	movq	$1, 1648(%rbx)
 .Laesgen_vaes512_gcm_none_open_in_data:
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %rsi
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes512_gcm_none_open_flushed_3
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3552,18 +3836,18 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_none_open_flushed_3:
-	movq	1120(%rbx), %rsi
+	movq	1632(%rbx), %rsi
 	shlq	$3, %rsi
-	movq	1128(%rbx), %rdi
+	movq	1640(%rbx), %rdi
 	shlq	$3, %rdi
 	vmovq	%rdi, %xmm1
 	vmovq	%rsi, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -3577,10 +3861,10 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1024(%rbx), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1104(%rbx)
+	vpxorq	1536(%rbx), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1616(%rbx)
 	xorq	%rsi, %rsi
-	leaq	1104(%rbx), %rdi
+	leaq	1616(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_open_nocmp16_2
 	movq	(%rcx), %r8
@@ -3725,33 +4009,33 @@ aesgen_vaes512_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes512_gcm_none_start_refuse
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1056(%rdi)
-	vmovdqa64	%xmm0, 1072(%rdi)
-	movq	$0, 1120(%rdi)
-	movq	$0, 1128(%rdi)
-	movq	$0, 1136(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	vmovdqa64	%xmm0, 1584(%rdi)
+	movq	$0, 1632(%rdi)
+	movq	$0, 1640(%rdi)
+	movq	$0, 1648(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 1104(%rdi)
+	movq	%rax, 1616(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 1112(%rdi)
-	movl	$0x1000000, 1116(%rdi)
-	vmovdqa64	1104(%rdi), %xmm0
+	movl	%eax, 1624(%rdi)
+	movl	$0x1000000, 1628(%rdi)
+	vmovdqa64	1616(%rdi), %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_start_have_j0
 .Laesgen_vaes512_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rcx
-	addq	%rdx, 1128(%rdi)
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rcx
+	addq	%rdx, 1640(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	1072(%rdi,%rcx,1), %r10
+	leaq	1584(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_none_start_no8
@@ -3786,13 +4070,13 @@ aesgen_vaes512_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes512_gcm_none_start_absorbed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3807,7 +4091,7 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_start_whole:
 .Laesgen_vaes512_gcm_none_start_hash8:
 	cmpq	$128, %rdx
@@ -3815,95 +4099,86 @@ aesgen_vaes512_gcm_none_start:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu64	16(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rdi), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rdi), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_start_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_start_hash8
@@ -3916,9 +4191,9 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -3939,7 +4214,7 @@ aesgen_vaes512_gcm_none_start:
 .Laesgen_vaes512_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_start_absorbed
-	leaq	1072(%rdi), %rcx
+	leaq	1584(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -3969,18 +4244,18 @@ aesgen_vaes512_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_vaes512_gcm_none_start_no1_2:
 .Laesgen_vaes512_gcm_none_start_absorbed:
-	vmovdqa64	%xmm0, 1056(%rdi)
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rcx
+	vmovdqa64	%xmm0, 1568(%rdi)
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_start_flushed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3995,14 +4270,14 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4017,12 +4292,12 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1056(%rdi)
-	movq	$0, 1128(%rdi)
+	vmovdqa64	%xmm1, 1568(%rdi)
+	movq	$0, 1640(%rdi)
 .Laesgen_vaes512_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_start_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_start_aes128
@@ -4113,7 +4388,7 @@ aesgen_vaes512_gcm_none_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_start_aes_done
 .Laesgen_vaes512_gcm_none_start_aes_done:
-	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	%xmm0, 1536(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4143,22 +4418,22 @@ aesgen_vaes512_gcm_none_start:
 	.p2align	5
 aesgen_vaes512_gcm_none_aad:
 	endbr64
-	cmpq	$0, 1136(%rdi)
+	cmpq	$0, 1648(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	1120(%rdi), %rax
+	subq	1632(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_none_aad_refuse
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1120(%rdi), %rax
-	addq	%rdx, 1120(%rdi)
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1632(%rdi), %rax
+	addq	%rdx, 1632(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	1072(%rdi,%rax,1), %r9
+	leaq	1584(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes512_gcm_none_aad_no8
@@ -4193,13 +4468,13 @@ aesgen_vaes512_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_aad_absorbed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4214,7 +4489,7 @@ aesgen_vaes512_gcm_none_aad:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_aad_whole:
 .Laesgen_vaes512_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
@@ -4222,95 +4497,86 @@ aesgen_vaes512_gcm_none_aad:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu64	16(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rdi), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rdi), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_aad_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_aad_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_aad_hash8
@@ -4323,9 +4589,9 @@ aesgen_vaes512_gcm_none_aad:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -4346,7 +4612,7 @@ aesgen_vaes512_gcm_none_aad:
 .Laesgen_vaes512_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_aad_absorbed
-	leaq	1072(%rdi), %rax
+	leaq	1584(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -4376,7 +4642,7 @@ aesgen_vaes512_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_vaes512_gcm_none_aad_no1_2:
 .Laesgen_vaes512_gcm_none_aad_absorbed:
-	vmovdqa64	%xmm0, 1056(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4404,7 +4670,7 @@ aesgen_vaes512_gcm_none_aad:
 aesgen_vaes512_gcm_none_encrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	1128(%rdi), %rax
+	subq	1640(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_none_encrypt_refuse
 	call	aesgen_vaes512_gcm_none_encrypt_data
@@ -4426,7 +4692,7 @@ aesgen_vaes512_gcm_none_encrypt:
 aesgen_vaes512_gcm_none_decrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	1128(%rdi), %rax
+	subq	1640(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_none_decrypt_refuse
 	call	aesgen_vaes512_gcm_none_decrypt_data
@@ -4451,19 +4717,19 @@ aesgen_vaes512_gcm_none_finish_seal:
 	jb	.Laesgen_vaes512_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes512_gcm_none_finish_seal_refuse
-	cmpq	$0, 1136(%rdi)
+	cmpq	$0, 1648(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_finish_seal_in_data
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1120(%rdi), %rax
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1632(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_finish_seal_flushed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4478,22 +4744,22 @@ aesgen_vaes512_gcm_none_finish_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_finish_seal_flushed:
-	vmovdqa64	%xmm0, 1056(%rdi)
-	movq	$1, 1136(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	movq	$1, 1648(%rdi)
 .Laesgen_vaes512_gcm_none_finish_seal_in_data:
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rax
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_finish_seal_flushed_2
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4508,18 +4774,18 @@ aesgen_vaes512_gcm_none_finish_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_none_finish_seal_flushed_2:
-	movq	1120(%rdi), %rax
+	movq	1632(%rdi), %rax
 	shlq	$3, %rax
-	movq	1128(%rdi), %rcx
+	movq	1640(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4533,9 +4799,9 @@ aesgen_vaes512_gcm_none_finish_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1024(%rdi), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1104(%rdi)
-	leaq	1104(%rdi), %rax
+	vpxorq	1536(%rdi), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1616(%rdi)
+	leaq	1616(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_finish_seal_no16
 	movq	(%rax), %rcx
@@ -4602,19 +4868,19 @@ aesgen_vaes512_gcm_none_finish_open:
 	jb	.Laesgen_vaes512_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes512_gcm_none_finish_open_refuse
-	cmpq	$0, 1136(%rdi)
+	cmpq	$0, 1648(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_finish_open_in_data
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1120(%rdi), %rcx
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1632(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_finish_open_flushed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4629,22 +4895,22 @@ aesgen_vaes512_gcm_none_finish_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_finish_open_flushed:
-	vmovdqa64	%xmm0, 1056(%rdi)
-	movq	$1, 1136(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	movq	$1, 1648(%rdi)
 .Laesgen_vaes512_gcm_none_finish_open_in_data:
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rcx
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_none_finish_open_flushed_2
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4659,18 +4925,18 @@ aesgen_vaes512_gcm_none_finish_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_none_finish_open_flushed_2:
-	movq	1120(%rdi), %rcx
+	movq	1632(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	1128(%rdi), %r8
+	movq	1640(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4684,10 +4950,10 @@ aesgen_vaes512_gcm_none_finish_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1024(%rdi), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1104(%rdi)
+	vpxorq	1536(%rdi), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1616(%rdi)
 	xorq	%rcx, %rcx
-	leaq	1104(%rdi), %rdi
+	leaq	1616(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -4750,7 +5016,7 @@ aesgen_vaes512_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 1152 bytes of the context.
+# wipe(ctx): zero all 1664 bytes of the context.
 # Requires: AVX, AVX512F, AVX512VL
 	.text
 	.globl	aesgen_vaes512_gcm_none_wipe
@@ -4759,7 +5025,7 @@ aesgen_vaes512_gcm_none_finish_open:
 aesgen_vaes512_gcm_none_wipe:
 	endbr64
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	$18, %rax
+	movq	$26, %rax
 .Laesgen_vaes512_gcm_none_wipe_zero:
 	vmovdqu64	%zmm0, (%rdi)
 	addq	$64, %rdi
@@ -4770,7 +5036,7 @@ aesgen_vaes512_gcm_none_wipe:
 	.size	aesgen_vaes512_gcm_none_wipe, .-aesgen_vaes512_gcm_none_wipe
 
 
-# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 4 registers of blocks and one reduction a loop.
+# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 # Called by seal and encrypt after their checks; not exported.
 # Requires: AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
@@ -4780,19 +5046,19 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 1136(%rdi)
+	cmpq	$0, 1648(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_encrypt_data_in_data
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1120(%rdi), %rax
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1632(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_flushed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4807,14 +5073,14 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_flushed:
-	vmovdqa64	%xmm0, 1056(%rdi)
-	movq	$1, 1136(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	movq	$1, 1648(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_in_data:
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rax
-	addq	%rdx, 1128(%rdi)
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rax
+	addq	%rdx, 1640(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_bulk
 	movq	$16, %r8
@@ -4823,8 +5089,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	1088(%rdi,%rax,1), %r11
-	leaq	1072(%rdi,%rax,1), %rbx
+	leaq	1600(%rdi,%rax,1), %r11
+	leaq	1584(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_no8
 	movq	(%r9), %rbp
@@ -4875,13 +5141,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_encrypt_data_saved
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4896,7 +5162,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -4904,13 +5170,13 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_data192
 .Laesgen_vaes512_gcm_none_encrypt_data_data256:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_encrypt_data_first256:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
@@ -4920,81 +5186,149 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	208(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	224(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	208(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	224(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5003,161 +5337,268 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_none_encrypt_data_first_done256:
 .Laesgen_vaes512_gcm_none_encrypt_data_top256:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpxorq	%zmm0, %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm10, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
 	vbroadcasti32x4	(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm11, %zmm14
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-192(%rcx), %zmm9
+	vpxorq	%zmm11, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
+	vpxorq	%zmm15, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm14
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-128(%rcx), %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm14
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-64(%rcx), %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm14
 	vbroadcasti32x4	128(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm8, %ymm8
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm6, %ymm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti32x4	$1, %ymm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpsrldq	$8, %xmm7, %xmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpsrldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %xmm12, %xmm12
 	vbroadcasti32x4	224(%rdi), %zmm0
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5166,78 +5607,119 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top256
 .Laesgen_vaes512_gcm_none_encrypt_data_drain256:
-	vmovdqu64	-256(%rcx), %zmm2
+	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm2, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm3
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm4
 	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm0
-	vmovdqu64	-192(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-128(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 384(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-64(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 768(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vextracti64x4	$1, %zmm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm2, %ymm4
-	vpxorq	%ymm4, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm0, %ymm4
-	vpxorq	%ymm4, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 832(%rdi), %zmm3, %zmm3
+	vpshufd	$78, %zmm0, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 896(%rdi), %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm2, %zmm0
+	vpxorq	%zmm5, %zmm3, %zmm2
+	vmovdqu64	-384(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-320(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 960(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1024(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-256(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1088(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 576(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1152(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-128(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 640(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1216(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1280(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vextracti64x4	$1, %zmm4, %ymm3
+	vpxorq	%ymm3, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm0, %ymm3
+	vpxorq	%ymm3, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
+	vextracti64x4	$1, %zmm2, %ymm3
+	vpxorq	%ymm3, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vpsrldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -5333,9 +5815,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -5347,10 +5829,10 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm9, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -5361,10 +5843,10 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_256
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -5375,11 +5857,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -5394,7 +5876,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_256
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -5402,18 +5884,464 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_256:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces256:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_256
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_256
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_256:
 	movq	$-1, %r8
@@ -5435,21 +6363,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_256
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced256
@@ -5478,18 +6406,18 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_256
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_256:
@@ -5516,60 +6444,212 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_256
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_256
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_256
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_256
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce256:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced256:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_end256:
 .Laesgen_vaes512_gcm_none_encrypt_data_end256:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_saved
 .Laesgen_vaes512_gcm_none_encrypt_data_data128:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_encrypt_data_first128:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
@@ -5579,61 +6659,113 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5642,141 +6774,232 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_none_encrypt_data_first_done128:
 .Laesgen_vaes512_gcm_none_encrypt_data_top128:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vmovdqu64	-256(%rcx), %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-512(%rcx), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	-448(%rcx), %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vbroadcasti32x4	(%rdi), %zmm0
-	vmovdqu64	-192(%rcx), %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm13
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vmovdqu64	-128(%rcx), %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	-256(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vmovdqu64	-64(%rcx), %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	-128(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm6, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %xmm8, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
-	vmovdqa64	%xmm7, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5785,78 +7008,119 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top128
 .Laesgen_vaes512_gcm_none_encrypt_data_drain128:
-	vmovdqu64	-256(%rcx), %zmm2
+	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm2, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm3
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm4
 	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm0
-	vmovdqu64	-192(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-128(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 384(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-64(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 768(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vextracti64x4	$1, %zmm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm2, %ymm4
-	vpxorq	%ymm4, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm0, %ymm4
-	vpxorq	%ymm4, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 832(%rdi), %zmm3, %zmm3
+	vpshufd	$78, %zmm0, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 896(%rdi), %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm2, %zmm0
+	vpxorq	%zmm5, %zmm3, %zmm2
+	vmovdqu64	-384(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-320(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 960(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1024(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-256(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1088(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 576(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1152(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-128(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 640(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1216(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1280(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vextracti64x4	$1, %zmm4, %ymm3
+	vpxorq	%ymm3, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm0, %ymm3
+	vpxorq	%ymm3, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
+	vextracti64x4	$1, %zmm2, %ymm3
+	vpxorq	%ymm3, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vpsrldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -5932,9 +7196,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -5946,10 +7210,10 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm9, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -5960,10 +7224,10 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_128
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -5974,11 +7238,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -5993,7 +7257,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_128
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -6001,18 +7265,428 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_128:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces128:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_128
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_128
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_128:
 	movq	$-1, %r8
@@ -6034,21 +7708,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_128
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced128
@@ -6077,18 +7751,18 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_128
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_128:
@@ -6115,60 +7789,212 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_128
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_128
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_128
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_128
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce128:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced128:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_end128:
 .Laesgen_vaes512_gcm_none_encrypt_data_end128:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_saved
 .Laesgen_vaes512_gcm_none_encrypt_data_data192:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_encrypt_data_first192:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
@@ -6178,71 +8004,131 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -6251,151 +8137,250 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_none_encrypt_data_first_done192:
 .Laesgen_vaes512_gcm_none_encrypt_data_top192:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufd	$78, %zmm9, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
 	vbroadcasti32x4	(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm13, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vmovdqu64	-384(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-128(%rcx), %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vmovdqu64	-64(%rcx), %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm8, %ymm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm7, %xmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -6404,78 +8389,119 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top192
 .Laesgen_vaes512_gcm_none_encrypt_data_drain192:
-	vmovdqu64	-256(%rcx), %zmm2
+	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm2, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm3
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm4
 	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm0
-	vmovdqu64	-192(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-128(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 384(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-64(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 768(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vextracti64x4	$1, %zmm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm2, %ymm4
-	vpxorq	%ymm4, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm0, %ymm4
-	vpxorq	%ymm4, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 832(%rdi), %zmm3, %zmm3
+	vpshufd	$78, %zmm0, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 896(%rdi), %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm2, %zmm0
+	vpxorq	%zmm5, %zmm3, %zmm2
+	vmovdqu64	-384(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-320(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 960(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1024(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-256(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1088(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 576(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1152(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-128(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 640(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1216(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1280(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vextracti64x4	$1, %zmm4, %ymm3
+	vpxorq	%ymm3, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm0, %ymm3
+	vpxorq	%ymm3, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
+	vextracti64x4	$1, %zmm2, %ymm3
+	vpxorq	%ymm3, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vpsrldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -6561,9 +8587,9 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -6575,10 +8601,10 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm9, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -6589,10 +8615,10 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_192
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -6603,11 +8629,11 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts3_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -6622,7 +8648,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_192
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -6630,18 +8656,446 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings3_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192:
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes3_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts0_192:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes0_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes1_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_parts2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendings2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholes2_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduces192:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_192
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_192
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole7_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part0_192:
 	movq	$-1, %r8
@@ -6663,21 +9117,21 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending0_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_192
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole0_192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced192
@@ -6706,18 +9160,18 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending1_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_192
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole1_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_part2_192:
@@ -6744,54 +9198,209 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_pending2_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_192
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_whole2_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole3_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_192
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole4_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_192
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole5_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_part6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pending6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_192
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_whole6_192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_reduce192:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduced192:
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_end192:
 .Laesgen_vaes512_gcm_none_encrypt_data_end192:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_saved
 .Laesgen_vaes512_gcm_none_encrypt_data_saved:
-	vmovdqa64	%xmm0, 1056(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -6824,7 +9433,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 
 
-# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 4 registers of blocks and one reduction a loop.
+# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 # Called by open and decrypt after their checks; not exported.
 # Requires: AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
@@ -6834,19 +9443,19 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 1136(%rdi)
+	cmpq	$0, 1648(%rdi)
 	jne	.Laesgen_vaes512_gcm_none_decrypt_data_in_data
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1120(%rdi), %rax
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1632(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_flushed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -6861,14 +9470,14 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_flushed:
-	vmovdqa64	%xmm0, 1056(%rdi)
-	movq	$1, 1136(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	movq	$1, 1648(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_in_data:
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rax
-	addq	%rdx, 1128(%rdi)
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rax
+	addq	%rdx, 1640(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_bulk
 	movq	$16, %r8
@@ -6877,8 +9486,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	1088(%rdi,%rax,1), %r11
-	leaq	1072(%rdi,%rax,1), %rbx
+	leaq	1600(%rdi,%rax,1), %r11
+	leaq	1584(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_no8
 	movq	(%r9), %rbp
@@ -6929,13 +9538,13 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_none_decrypt_data_saved
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -6950,7 +9559,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -6958,161 +9567,260 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_data192
 .Laesgen_vaes512_gcm_none_decrypt_data_data256:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_decrypt_data_top256:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpxorq	%zmm0, %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	64(%rsi), %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm10, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
 	vbroadcasti32x4	(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm11, %zmm14
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	64(%rsi), %zmm9
+	vpxorq	%zmm11, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
+	vpxorq	%zmm15, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	128(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	192(%rsi), %zmm14
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	128(%rsi), %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	256(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	320(%rsi), %zmm14
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	192(%rsi), %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	384(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	448(%rsi), %zmm14
 	vbroadcasti32x4	128(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm8, %ymm8
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm6, %ymm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti32x4	$1, %ymm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpsrldq	$8, %xmm7, %xmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpsrldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %xmm12, %xmm12
 	vbroadcasti32x4	224(%rdi), %zmm0
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -7121,14 +9829,24 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top256
 .Laesgen_vaes512_gcm_none_decrypt_data_drain256:
 .Laesgen_vaes512_gcm_none_decrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7224,9 +9942,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -7238,10 +9956,10 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm9, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -7252,10 +9970,10 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_256
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -7266,11 +9984,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -7284,7 +10002,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_256
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_256
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -7292,18 +10010,460 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_256:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_256:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces256:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_big256:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_256
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpshufd	$78, %zmm13, %zmm0
+	vpxorq	%zmm13, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_256
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_256:
 	movq	$-1, %r8
@@ -7324,21 +10484,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_256
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced256
@@ -7366,18 +10526,18 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_256
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_256:
@@ -7403,188 +10563,419 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_256
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_256
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_256
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_256:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_256
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_256
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_256:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce256:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced256:
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_end256:
 .Laesgen_vaes512_gcm_none_decrypt_data_end256:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_saved
 .Laesgen_vaes512_gcm_none_decrypt_data_data128:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_decrypt_data_top128:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vmovdqu64	(%rsi), %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	(%rsi), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	64(%rsi), %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vbroadcasti32x4	(%rdi), %zmm0
-	vmovdqu64	64(%rsi), %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	128(%rsi), %zmm13
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	192(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vmovdqu64	128(%rsi), %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	256(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vmovdqu64	192(%rsi), %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	384(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm6, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %xmm8, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
-	vmovdqa64	%xmm7, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -7593,14 +10984,24 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top128
 .Laesgen_vaes512_gcm_none_decrypt_data_drain128:
 .Laesgen_vaes512_gcm_none_decrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7676,9 +11077,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -7690,10 +11091,10 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm9, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -7704,10 +11105,10 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_128
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -7718,11 +11119,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -7736,7 +11137,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_128
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_128
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -7744,18 +11145,424 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_128:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_128:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces128:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_big128:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_128
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpshufd	$78, %zmm13, %zmm0
+	vpxorq	%zmm13, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_128
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_128:
 	movq	$-1, %r8
@@ -7776,21 +11583,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_128
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced128
@@ -7818,18 +11625,18 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_128
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_128:
@@ -7855,198 +11662,437 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_128
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_128
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_128
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_128:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_128
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_128
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_128:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce128:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced128:
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_end128:
 .Laesgen_vaes512_gcm_none_decrypt_data_end128:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_saved
 .Laesgen_vaes512_gcm_none_decrypt_data_data192:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_none_decrypt_data_top192:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	64(%rsi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufd	$78, %zmm9, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
 	vbroadcasti32x4	(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rsi), %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm13, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vmovdqu64	128(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vmovdqu64	192(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	128(%rsi), %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	256(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vmovdqu64	192(%rsi), %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	384(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm8, %ymm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm7, %xmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -8055,14 +12101,24 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_top192
 .Laesgen_vaes512_gcm_none_decrypt_data_drain192:
 .Laesgen_vaes512_gcm_none_decrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_decrypt_data_tail_big192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -8148,9 +12204,9 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -8162,10 +12218,10 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm9, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -8176,10 +12232,10 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_192
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -8190,11 +12246,11 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts3_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -8208,7 +12264,7 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_192
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_192
 	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -8216,18 +12272,442 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_192:
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings3_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192:
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes3_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts0_192:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes0_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes1_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_parts2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pendings2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_wholes2_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduces192:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduceds192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_big192:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_192
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpshufd	$78, %zmm13, %zmm0
+	vpxorq	%zmm13, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_192
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole7_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part0_192:
 	movq	$-1, %r8
@@ -8248,21 +12728,21 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending0_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_192
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole0_192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced192
@@ -8290,18 +12770,18 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending1_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_192
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole1_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_part2_192:
@@ -8327,54 +12807,205 @@ aesgen_vaes512_gcm_none_decrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_pending2_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_192
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_whole2_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole3_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_192
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole4_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_192
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole5_192:
+	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_part6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_192
+	vpshufb	.Laesgen_vaes512_gcm_none_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_pending6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_192
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_none_decrypt_data_tail_whole6_192:
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_reduce192:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_unreduced192:
 .Laesgen_vaes512_gcm_none_decrypt_data_tail_end192:
 .Laesgen_vaes512_gcm_none_decrypt_data_end192:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_decrypt_data_saved
 .Laesgen_vaes512_gcm_none_decrypt_data_saved:
-	vmovdqa64	%xmm0, 1056(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
 	vzeroall
 	popq	%rbp
 	popq	%rbx

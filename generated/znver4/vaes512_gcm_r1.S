@@ -2,12 +2,12 @@
  *
  * aesgen 0.1.0, preset znver4: kernel "vaes512-gcm-r1"
  *   AES-GCM (NIST SP 800-38D), method vaes512,
- *   FACE level r1, 4 registers (16 blocks) per batch, EVEX encoding,
+ *   FACE level r1, 8 registers (32 blocks) per batch, EVEX encoding,
  *   key sizes 128, 192, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
- *   Context: 5376 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 5888 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes512_gcm_r1_init   requires AESNI, AVX, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
@@ -46,7 +46,7 @@ aesgen_vaes512_gcm_r1_init:
 .Laesgen_vaes512_gcm_r1_init_accepted:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$84, %rcx
+	movq	$92, %rcx
 .Laesgen_vaes512_gcm_r1_init_zero:
 	vmovdqu64	%zmm0, (%rax)
 	addq	$64, %rax
@@ -667,7 +667,7 @@ aesgen_vaes512_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_init_hash_key
 .Laesgen_vaes512_gcm_r1_init_hash_key:
-	movq	$1, 1160(%rdi)
+	movq	$1, 1672(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -768,10 +768,10 @@ aesgen_vaes512_gcm_r1_init:
 	vporq	%xmm1, %xmm0, %xmm0
 	vpandq	.Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 496(%rdi)
+	vmovdqa64	%xmm0, 752(%rdi)
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 816(%rdi)
+	vmovdqa64	%xmm1, 1328(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -788,10 +788,330 @@ aesgen_vaes512_gcm_r1_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxorq	%xmm3, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 736(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1312(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 720(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1296(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 704(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1280(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 688(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1264(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 672(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1248(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 656(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1232(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 640(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1216(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 624(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1200(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 608(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1184(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 592(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1168(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 576(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1152(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 560(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1136(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 544(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1120(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 528(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1104(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 512(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1088(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1072(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
+	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_init_ghash_poly(%rip), %xmm1, %xmm2
+	vpshufd	$78, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 480(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 800(%rdi)
+	vmovdqa64	%xmm2, 1056(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -811,7 +1131,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm2, 464(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 784(%rdi)
+	vmovdqa64	%xmm1, 1040(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -831,7 +1151,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm1, 448(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 768(%rdi)
+	vmovdqa64	%xmm2, 1024(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -851,7 +1171,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm2, 432(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 752(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -871,7 +1191,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm1, 416(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 736(%rdi)
+	vmovdqa64	%xmm2, 992(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -891,7 +1211,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm2, 400(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 720(%rdi)
+	vmovdqa64	%xmm1, 976(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -911,7 +1231,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm1, 384(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 704(%rdi)
+	vmovdqa64	%xmm2, 960(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -931,7 +1251,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm2, 368(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 688(%rdi)
+	vmovdqa64	%xmm1, 944(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -951,7 +1271,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm1, 352(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 672(%rdi)
+	vmovdqa64	%xmm2, 928(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -971,7 +1291,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm2, 336(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 656(%rdi)
+	vmovdqa64	%xmm1, 912(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -991,7 +1311,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm1, 320(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 640(%rdi)
+	vmovdqa64	%xmm2, 896(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1011,7 +1331,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm2, 304(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 624(%rdi)
+	vmovdqa64	%xmm1, 880(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1031,7 +1351,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm1, 288(%rdi)
 	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 608(%rdi)
+	vmovdqa64	%xmm2, 864(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1051,7 +1371,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm2, 272(%rdi)
 	vpshufd	$78, %xmm2, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 592(%rdi)
+	vmovdqa64	%xmm1, 848(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1071,7 +1391,7 @@ aesgen_vaes512_gcm_r1_init:
 	vmovdqa64	%xmm1, 256(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 576(%rdi)
+	vmovdqa64	%xmm0, 832(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -1137,13 +1457,13 @@ aesgen_vaes512_gcm_r1_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 816(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1328(%rbx), %xmm1, %xmm1
 	leaq	15(%rdi), %r8
 	andq	$-16, %r8
 	negq	%r8
-	leaq	480(%rbx,%r8,1), %r8
+	leaq	736(%rbx,%r8,1), %r8
 	movq	$-1, %r10
 	bzhiq	%rax, %r10, %r10
 	kmovq	%r10, %k1
@@ -1155,7 +1475,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, (%r8), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 320(%r8), %xmm4, %xmm3
+	vpclmulqdq	$0, 576(%r8), %xmm4, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	movq	(%rsi), %rax
 	vmovq	%rax, %xmm3
@@ -1429,7 +1749,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm9, %xmm2, %xmm2
 	vpclmulqdq	$17, 16(%r8), %xmm8, %xmm8
 	vpxorq	%xmm8, %xmm0, %xmm0
-	vpclmulqdq	$0, 336(%r8), %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$16, %rdi
 	jbe	.Laesgen_vaes512_gcm_r1_seal_short_hashed
@@ -1448,7 +1768,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm8, %xmm2, %xmm2
 	vpclmulqdq	$17, 32(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 352(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 608(%r8), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$32, %rdi
 	jbe	.Laesgen_vaes512_gcm_r1_seal_short_hashed
@@ -1467,7 +1787,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm7, %xmm2, %xmm2
 	vpclmulqdq	$17, 48(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 624(%r8), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$48, %rdi
 	jbe	.Laesgen_vaes512_gcm_r1_seal_short_hashed
@@ -1486,7 +1806,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm6, %xmm2, %xmm2
 	vpclmulqdq	$17, 64(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%r8), %xmm3, %xmm3
+	vpclmulqdq	$0, 640(%r8), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 .Laesgen_vaes512_gcm_r1_seal_short_hashed:
 	vpxorq	%xmm2, %xmm1, %xmm1
@@ -1530,14 +1850,14 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm6, %xmm2, %xmm2
 	vpclmulqdq	$17, (%rdi), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	jmp	.Laesgen_vaes512_gcm_r1_seal_short_hashed
 .Laesgen_vaes512_gcm_r1_seal_short_done:
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	vmovdqa64	%xmm0, 1104(%rbx)
-	leaq	1104(%rbx), %rdx
+	vmovdqa64	%xmm0, 1616(%rbx)
+	leaq	1616(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_vaes512_gcm_r1_seal_no16
 	movq	(%rdx), %rsi
@@ -1584,33 +1904,33 @@ aesgen_vaes512_gcm_r1_seal:
 	ret
 .Laesgen_vaes512_gcm_r1_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1056(%rbx)
-	vmovdqa64	%xmm0, 1072(%rbx)
-	movq	$0, 1120(%rbx)
-	movq	$0, 1128(%rbx)
-	movq	$0, 1136(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
+	vmovdqa64	%xmm0, 1584(%rbx)
+	movq	$0, 1632(%rbx)
+	movq	$0, 1640(%rbx)
+	movq	$0, 1648(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_r1_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 1104(%rbx)
+	movq	%rdx, 1616(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 1112(%rbx)
-	movl	$0x1000000, 1116(%rbx)
-	vmovdqa64	1104(%rbx), %xmm0
+	movl	%edx, 1624(%rbx)
+	movl	$0x1000000, 1628(%rbx)
+	vmovdqa64	1616(%rbx), %xmm0
 	jmp	.Laesgen_vaes512_gcm_r1_seal_have_j0
 .Laesgen_vaes512_gcm_r1_seal_long_nonce:
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %r10
-	addq	%rdx, 1128(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %r10
+	addq	%rdx, 1640(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_vaes512_gcm_r1_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	1072(%rbx,%r10,1), %r12
+	leaq	1584(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_vaes512_gcm_r1_seal_no8_2
@@ -1645,13 +1965,13 @@ aesgen_vaes512_gcm_r1_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_vaes512_gcm_r1_seal_absorbed
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -1666,7 +1986,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_r1_seal_whole:
 .Laesgen_vaes512_gcm_r1_seal_hash8:
 	cmpq	$128, %rdx
@@ -1674,95 +1994,86 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm0
-	vmovdqu64	16(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_seal_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_seal_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_seal_hash8
@@ -1775,9 +2086,9 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -1798,7 +2109,7 @@ aesgen_vaes512_gcm_r1_seal:
 .Laesgen_vaes512_gcm_r1_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r1_seal_absorbed
-	leaq	1072(%rbx), %r10
+	leaq	1584(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_r1_seal_no8_3
 	movq	(%rsi), %r11
@@ -1828,18 +2139,18 @@ aesgen_vaes512_gcm_r1_seal:
 	movb	%r11b, (%r10)
 .Laesgen_vaes512_gcm_r1_seal_no1_3:
 .Laesgen_vaes512_gcm_r1_seal_absorbed:
-	vmovdqa64	%xmm0, 1056(%rbx)
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %rdx
+	vmovdqa64	%xmm0, 1568(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_seal_flushed
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -1854,14 +2165,14 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_r1_seal_flushed:
 	vmovq	%rdi, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -1876,32 +2187,32 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1056(%rbx)
-	movq	$0, 1128(%rbx)
+	vmovdqa64	%xmm1, 1568(%rbx)
+	movq	$0, 1640(%rbx)
 .Laesgen_vaes512_gcm_r1_seal_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1040(%rbx)
-	movq	$-1, 1144(%rbx)
-	vmovdqa64	%xmm0, 1104(%rbx)
-	movq	1104(%rbx), %rsi
+	vmovdqa64	%xmm1, 1552(%rbx)
+	movq	$-1, 1656(%rbx)
+	vmovdqa64	%xmm0, 1616(%rbx)
+	movq	1616(%rbx), %rsi
 	bswapq	%rsi
-	movq	1112(%rbx), %rdx
+	movq	1624(%rbx), %rdx
 	bswapq	%rdx
 	movabsq	$0xff0000000000, %rdi
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	1152(%rbx), %rdi
+	cmpq	1664(%rbx), %rdi
 	jne	.Laesgen_vaes512_gcm_r1_seal_restart
-	cmpq	1160(%rbx), %rdx
+	cmpq	1672(%rbx), %rdx
 	je	.Laesgen_vaes512_gcm_r1_seal_same_table
 .Laesgen_vaes512_gcm_r1_seal_restart:
-	movq	%rdi, 1152(%rbx)
-	movq	%rdx, 1160(%rbx)
-	movq	$0, 1168(%rbx)
-	movq	$0, 1176(%rbx)
-	movq	$1, 1184(%rbx)
+	movq	%rdi, 1664(%rbx)
+	movq	%rdx, 1672(%rbx)
+	movq	$0, 1680(%rbx)
+	movq	$0, 1688(%rbx)
+	movq	$1, 1696(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_seal_same_table
 .Laesgen_vaes512_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
@@ -1994,17 +2305,17 @@ aesgen_vaes512_gcm_r1_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_done
 .Laesgen_vaes512_gcm_r1_seal_aes_done:
-	vmovdqa64	%xmm0, 1024(%rbx)
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1120(%rbx), %rdx
-	addq	%rax, 1120(%rbx)
+	vmovdqa64	%xmm0, 1536(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1632(%rbx), %rdx
+	addq	%rax, 1632(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_seal_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	leaq	1072(%rbx,%rdx,1), %r10
+	leaq	1584(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_vaes512_gcm_r1_seal_no8_4
@@ -2039,13 +2350,13 @@ aesgen_vaes512_gcm_r1_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_vaes512_gcm_r1_seal_absorbed_2
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2060,7 +2371,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_r1_seal_whole_2:
 .Laesgen_vaes512_gcm_r1_seal_hash8_2:
 	cmpq	$128, %rax
@@ -2068,95 +2379,86 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm0
-	vmovdqu64	16(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_seal_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_seal_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_vaes512_gcm_r1_seal_hash8_2
@@ -2169,9 +2471,9 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -2192,7 +2494,7 @@ aesgen_vaes512_gcm_r1_seal:
 .Laesgen_vaes512_gcm_r1_seal_hashed1_2:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_r1_seal_absorbed_2
-	leaq	1072(%rbx), %rdx
+	leaq	1584(%rbx), %rdx
 	testq	$8, %rax
 	je	.Laesgen_vaes512_gcm_r1_seal_no8_5
 	movq	(%rcx), %rsi
@@ -2222,7 +2524,7 @@ aesgen_vaes512_gcm_r1_seal:
 	movb	%sil, (%rdx)
 .Laesgen_vaes512_gcm_r1_seal_no1_5:
 .Laesgen_vaes512_gcm_r1_seal_absorbed_2:
-	vmovdqa64	%xmm0, 1056(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2230,19 +2532,19 @@ aesgen_vaes512_gcm_r1_seal:
 	call	aesgen_vaes512_gcm_r1_encrypt_data
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	cmpq	$0, 1136(%rbx)
+	cmpq	$0, 1648(%rbx)
 	jne	.Laesgen_vaes512_gcm_r1_seal_in_data
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1120(%rbx), %rdx
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1632(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_seal_flushed_2
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2257,22 +2559,22 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_r1_seal_flushed_2:
-	vmovdqa64	%xmm0, 1056(%rbx)
-	movq	$1, 1136(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
+	movq	$1, 1648(%rbx)
 .Laesgen_vaes512_gcm_r1_seal_in_data:
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %rdx
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_seal_flushed_3
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2287,18 +2589,18 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_r1_seal_flushed_3:
-	movq	1120(%rbx), %rdx
+	movq	1632(%rbx), %rdx
 	shlq	$3, %rdx
-	movq	1128(%rbx), %rsi
+	movq	1640(%rbx), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -2312,9 +2614,9 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1024(%rbx), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1104(%rbx)
-	leaq	1104(%rbx), %rdx
+	vpxorq	1536(%rbx), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1616(%rbx)
+	leaq	1616(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_vaes512_gcm_r1_seal_no16_2
 	movq	(%rdx), %rsi
@@ -2443,13 +2745,13 @@ aesgen_vaes512_gcm_r1_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufd	$78, %xmm0, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm0
-	vpclmulqdq	$0, 816(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1328(%rbx), %xmm1, %xmm1
 	leaq	15(%r10), %r8
 	andq	$-16, %r8
 	negq	%r8
-	leaq	480(%rbx,%r8,1), %r8
+	leaq	736(%rbx,%r8,1), %r8
 	movq	$-1, %r11
 	bzhiq	%rdi, %r11, %r11
 	kmovq	%r11, %k1
@@ -2461,7 +2763,7 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, (%r8), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 320(%r8), %xmm4, %xmm3
+	vpclmulqdq	$0, 576(%r8), %xmm4, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	movq	(%rsi), %rcx
 	vmovq	%rcx, %xmm3
@@ -2735,7 +3037,7 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm9, %xmm2, %xmm2
 	vpclmulqdq	$17, 16(%r8), %xmm8, %xmm8
 	vpxorq	%xmm8, %xmm0, %xmm0
-	vpclmulqdq	$0, 336(%r8), %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$16, %r10
 	jbe	.Laesgen_vaes512_gcm_r1_open_short_hashed
@@ -2754,7 +3056,7 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm8, %xmm2, %xmm2
 	vpclmulqdq	$17, 32(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 352(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 608(%r8), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$32, %r10
 	jbe	.Laesgen_vaes512_gcm_r1_open_short_hashed
@@ -2773,7 +3075,7 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm7, %xmm2, %xmm2
 	vpclmulqdq	$17, 48(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%r8), %xmm6, %xmm5
+	vpclmulqdq	$0, 624(%r8), %xmm6, %xmm5
 	vpxorq	%xmm5, %xmm1, %xmm1
 	cmpq	$48, %r10
 	jbe	.Laesgen_vaes512_gcm_r1_open_short_hashed
@@ -2792,7 +3094,7 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm6, %xmm2, %xmm2
 	vpclmulqdq	$17, 64(%r8), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%r8), %xmm3, %xmm3
+	vpclmulqdq	$0, 640(%r8), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 .Laesgen_vaes512_gcm_r1_open_short_hashed:
 	vpxorq	%xmm2, %xmm1, %xmm1
@@ -2834,15 +3136,15 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm6, %xmm2, %xmm2
 	vpclmulqdq	$17, (%r10), %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$0, 320(%r10), %xmm3, %xmm3
+	vpclmulqdq	$0, 576(%r10), %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm1, %xmm1
 	jmp	.Laesgen_vaes512_gcm_r1_open_short_hashed
 .Laesgen_vaes512_gcm_r1_open_short_done:
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	vmovdqa64	%xmm0, 1104(%rbx)
+	vmovdqa64	%xmm0, 1616(%rbx)
 	xorq	%rsi, %rsi
-	leaq	1104(%rbx), %rdi
+	leaq	1616(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_r1_open_nocmp16
 	movq	(%rcx), %r8
@@ -2894,33 +3196,33 @@ aesgen_vaes512_gcm_r1_open:
 	jmp	.Laesgen_vaes512_gcm_r1_open_reject
 .Laesgen_vaes512_gcm_r1_open_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1056(%rbx)
-	vmovdqa64	%xmm0, 1072(%rbx)
-	movq	$0, 1120(%rbx)
-	movq	$0, 1128(%rbx)
-	movq	$0, 1136(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
+	vmovdqa64	%xmm0, 1584(%rbx)
+	movq	$0, 1632(%rbx)
+	movq	$0, 1640(%rbx)
+	movq	$0, 1648(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_r1_open_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 1104(%rbx)
+	movq	%rax, 1616(%rbx)
 	movl	8(%rsi), %eax
-	movl	%eax, 1112(%rbx)
-	movl	$0x1000000, 1116(%rbx)
-	vmovdqa64	1104(%rbx), %xmm0
+	movl	%eax, 1624(%rbx)
+	movl	$0x1000000, 1628(%rbx)
+	vmovdqa64	1616(%rbx), %xmm0
 	jmp	.Laesgen_vaes512_gcm_r1_open_have_j0
 .Laesgen_vaes512_gcm_r1_open_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %r10
-	addq	%rdx, 1128(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %r10
+	addq	%rdx, 1640(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_vaes512_gcm_r1_open_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	1072(%rbx,%r10,1), %r12
+	leaq	1584(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_vaes512_gcm_r1_open_no8
@@ -2955,13 +3257,13 @@ aesgen_vaes512_gcm_r1_open:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_vaes512_gcm_r1_open_absorbed
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -2976,7 +3278,7 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_r1_open_whole:
 .Laesgen_vaes512_gcm_r1_open_hash8:
 	cmpq	$128, %rdx
@@ -2984,95 +3286,86 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm0
-	vmovdqu64	16(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_open_hash8
@@ -3085,9 +3378,9 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -3108,7 +3401,7 @@ aesgen_vaes512_gcm_r1_open:
 .Laesgen_vaes512_gcm_r1_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r1_open_absorbed
-	leaq	1072(%rbx), %r10
+	leaq	1584(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_r1_open_no8_2
 	movq	(%rsi), %r11
@@ -3138,18 +3431,18 @@ aesgen_vaes512_gcm_r1_open:
 	movb	%r11b, (%r10)
 .Laesgen_vaes512_gcm_r1_open_no1_2:
 .Laesgen_vaes512_gcm_r1_open_absorbed:
-	vmovdqa64	%xmm0, 1056(%rbx)
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %rdx
+	vmovdqa64	%xmm0, 1568(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_open_flushed
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3164,14 +3457,14 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_r1_open_flushed:
 	vmovq	%rax, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -3186,32 +3479,32 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1056(%rbx)
-	movq	$0, 1128(%rbx)
+	vmovdqa64	%xmm1, 1568(%rbx)
+	movq	$0, 1640(%rbx)
 .Laesgen_vaes512_gcm_r1_open_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_open_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1040(%rbx)
-	movq	$-1, 1144(%rbx)
-	vmovdqa64	%xmm0, 1104(%rbx)
-	movq	1104(%rbx), %rdx
+	vmovdqa64	%xmm1, 1552(%rbx)
+	movq	$-1, 1656(%rbx)
+	vmovdqa64	%xmm0, 1616(%rbx)
+	movq	1616(%rbx), %rdx
 	bswapq	%rdx
-	movq	1112(%rbx), %rax
+	movq	1624(%rbx), %rax
 	bswapq	%rax
 	movabsq	$0xff0000000000, %rsi
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	1152(%rbx), %rsi
+	cmpq	1664(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r1_open_restart
-	cmpq	1160(%rbx), %rax
+	cmpq	1672(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_open_same_table
 .Laesgen_vaes512_gcm_r1_open_restart:
-	movq	%rsi, 1152(%rbx)
-	movq	%rax, 1160(%rbx)
-	movq	$0, 1168(%rbx)
-	movq	$0, 1176(%rbx)
-	movq	$1, 1184(%rbx)
+	movq	%rsi, 1664(%rbx)
+	movq	%rax, 1672(%rbx)
+	movq	$0, 1680(%rbx)
+	movq	$0, 1688(%rbx)
+	movq	$1, 1696(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_open_same_table
 .Laesgen_vaes512_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -3304,17 +3597,17 @@ aesgen_vaes512_gcm_r1_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_r1_open_aes_done
 .Laesgen_vaes512_gcm_r1_open_aes_done:
-	vmovdqa64	%xmm0, 1024(%rbx)
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1120(%rbx), %rax
-	addq	%rdi, 1120(%rbx)
+	vmovdqa64	%xmm0, 1536(%rbx)
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1632(%rbx), %rax
+	addq	%rdi, 1632(%rbx)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_r1_open_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%rdi, %rdx
 	cmovaq	%rdi, %rdx
-	leaq	1072(%rbx,%rax,1), %r10
+	leaq	1584(%rbx,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_r1_open_no8_3
@@ -3349,13 +3642,13 @@ aesgen_vaes512_gcm_r1_open:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_r1_open_absorbed_2
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3370,7 +3663,7 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_r1_open_whole_2:
 .Laesgen_vaes512_gcm_r1_open_hash8_2:
 	cmpq	$128, %rdi
@@ -3378,95 +3671,86 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqu64	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rbx), %xmm0, %xmm0
-	vmovdqu64	16(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rcx), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rcx), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rbx), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rbx), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rbx), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rbx), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rbx), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rbx), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rbx), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rbx), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rdi
 	jmp	.Laesgen_vaes512_gcm_r1_open_hash8_2
@@ -3479,9 +3763,9 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -3502,7 +3786,7 @@ aesgen_vaes512_gcm_r1_open:
 .Laesgen_vaes512_gcm_r1_open_hashed1_2:
 	testq	%rdi, %rdi
 	je	.Laesgen_vaes512_gcm_r1_open_absorbed_2
-	leaq	1072(%rbx), %rax
+	leaq	1584(%rbx), %rax
 	testq	$8, %rdi
 	je	.Laesgen_vaes512_gcm_r1_open_no8_4
 	movq	(%rcx), %rdx
@@ -3532,7 +3816,7 @@ aesgen_vaes512_gcm_r1_open:
 	movb	%dl, (%rax)
 .Laesgen_vaes512_gcm_r1_open_no1_4:
 .Laesgen_vaes512_gcm_r1_open_absorbed_2:
-	vmovdqa64	%xmm0, 1056(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -3540,19 +3824,19 @@ aesgen_vaes512_gcm_r1_open:
 	call	aesgen_vaes512_gcm_r1_decrypt_data
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 1136(%rbx)
+	cmpq	$0, 1648(%rbx)
 	jne	.Laesgen_vaes512_gcm_r1_open_in_data
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1120(%rbx), %rsi
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1632(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes512_gcm_r1_open_flushed_2
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3567,22 +3851,22 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rbx)
+	vmovdqa64	%xmm1, 1584(%rbx)
 .Laesgen_vaes512_gcm_r1_open_flushed_2:
-	vmovdqa64	%xmm0, 1056(%rbx)
-	movq	$1, 1136(%rbx)
+	vmovdqa64	%xmm0, 1568(%rbx)
+	movq	$1, 1648(%rbx)
 .Laesgen_vaes512_gcm_r1_open_in_data:
-	vmovdqa64	1056(%rbx), %xmm0
-	movq	1128(%rbx), %rsi
+	vmovdqa64	1568(%rbx), %xmm0
+	movq	1640(%rbx), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes512_gcm_r1_open_flushed_3
-	vmovdqa64	1072(%rbx), %xmm1
+	vmovdqa64	1584(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3597,18 +3881,18 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_r1_open_flushed_3:
-	movq	1120(%rbx), %rsi
+	movq	1632(%rbx), %rsi
 	shlq	$3, %rsi
-	movq	1128(%rbx), %rdi
+	movq	1640(%rbx), %rdi
 	shlq	$3, %rdi
 	vmovq	%rdi, %xmm1
 	vmovq	%rsi, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rbx), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -3622,10 +3906,10 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1024(%rbx), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1104(%rbx)
+	vpxorq	1536(%rbx), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1616(%rbx)
 	xorq	%rsi, %rsi
-	leaq	1104(%rbx), %rdi
+	leaq	1616(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_r1_open_nocmp16_2
 	movq	(%rcx), %r8
@@ -3770,33 +4054,33 @@ aesgen_vaes512_gcm_r1_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_start_refuse
 	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1056(%rdi)
-	vmovdqa64	%xmm0, 1072(%rdi)
-	movq	$0, 1120(%rdi)
-	movq	$0, 1128(%rdi)
-	movq	$0, 1136(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	vmovdqa64	%xmm0, 1584(%rdi)
+	movq	$0, 1632(%rdi)
+	movq	$0, 1640(%rdi)
+	movq	$0, 1648(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_r1_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 1104(%rdi)
+	movq	%rax, 1616(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 1112(%rdi)
-	movl	$0x1000000, 1116(%rdi)
-	vmovdqa64	1104(%rdi), %xmm0
+	movl	%eax, 1624(%rdi)
+	movl	$0x1000000, 1628(%rdi)
+	vmovdqa64	1616(%rdi), %xmm0
 	jmp	.Laesgen_vaes512_gcm_r1_start_have_j0
 .Laesgen_vaes512_gcm_r1_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rcx
-	addq	%rdx, 1128(%rdi)
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rcx
+	addq	%rdx, 1640(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_r1_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	1072(%rdi,%rcx,1), %r10
+	leaq	1584(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_r1_start_no8
@@ -3831,13 +4115,13 @@ aesgen_vaes512_gcm_r1_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes512_gcm_r1_start_absorbed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -3852,7 +4136,7 @@ aesgen_vaes512_gcm_r1_start:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_start_whole:
 .Laesgen_vaes512_gcm_r1_start_hash8:
 	cmpq	$128, %rdx
@@ -3860,95 +4144,86 @@ aesgen_vaes512_gcm_r1_start:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu64	16(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rdi), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rdi), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_start_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_start_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_start_hash8
@@ -3961,9 +4236,9 @@ aesgen_vaes512_gcm_r1_start:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -3984,7 +4259,7 @@ aesgen_vaes512_gcm_r1_start:
 .Laesgen_vaes512_gcm_r1_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r1_start_absorbed
-	leaq	1072(%rdi), %rcx
+	leaq	1584(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_r1_start_no8_2
 	movq	(%rsi), %r8
@@ -4014,18 +4289,18 @@ aesgen_vaes512_gcm_r1_start:
 	movb	%r8b, (%rcx)
 .Laesgen_vaes512_gcm_r1_start_no1_2:
 .Laesgen_vaes512_gcm_r1_start_absorbed:
-	vmovdqa64	%xmm0, 1056(%rdi)
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rcx
+	vmovdqa64	%xmm0, 1568(%rdi)
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_r1_start_flushed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4040,14 +4315,14 @@ aesgen_vaes512_gcm_r1_start:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4062,32 +4337,32 @@ aesgen_vaes512_gcm_r1_start:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1056(%rdi)
-	movq	$0, 1128(%rdi)
+	vmovdqa64	%xmm1, 1568(%rdi)
+	movq	$0, 1640(%rdi)
 .Laesgen_vaes512_gcm_r1_start_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_start_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1040(%rdi)
-	movq	$-1, 1144(%rdi)
-	vmovdqa64	%xmm0, 1104(%rdi)
-	movq	1104(%rdi), %rcx
+	vmovdqa64	%xmm1, 1552(%rdi)
+	movq	$-1, 1656(%rdi)
+	vmovdqa64	%xmm0, 1616(%rdi)
+	movq	1616(%rdi), %rcx
 	bswapq	%rcx
-	movq	1112(%rdi), %rax
+	movq	1624(%rdi), %rax
 	bswapq	%rax
 	movabsq	$0xff0000000000, %rdx
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1152(%rdi), %rdx
+	cmpq	1664(%rdi), %rdx
 	jne	.Laesgen_vaes512_gcm_r1_start_restart
-	cmpq	1160(%rdi), %rax
+	cmpq	1672(%rdi), %rax
 	je	.Laesgen_vaes512_gcm_r1_start_same_table
 .Laesgen_vaes512_gcm_r1_start_restart:
-	movq	%rdx, 1152(%rdi)
-	movq	%rax, 1160(%rdi)
-	movq	$0, 1168(%rdi)
-	movq	$0, 1176(%rdi)
-	movq	$1, 1184(%rdi)
+	movq	%rdx, 1664(%rdi)
+	movq	%rax, 1672(%rdi)
+	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
+	movq	$1, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_start_same_table
 .Laesgen_vaes512_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -4180,7 +4455,7 @@ aesgen_vaes512_gcm_r1_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_r1_start_aes_done
 .Laesgen_vaes512_gcm_r1_start_aes_done:
-	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	%xmm0, 1536(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4210,22 +4485,22 @@ aesgen_vaes512_gcm_r1_start:
 	.p2align	5
 aesgen_vaes512_gcm_r1_aad:
 	endbr64
-	cmpq	$0, 1136(%rdi)
+	cmpq	$0, 1648(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	1120(%rdi), %rax
+	subq	1632(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_aad_refuse
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1120(%rdi), %rax
-	addq	%rdx, 1120(%rdi)
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1632(%rdi), %rax
+	addq	%rdx, 1632(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_r1_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	1072(%rdi,%rax,1), %r9
+	leaq	1584(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes512_gcm_r1_aad_no8
@@ -4260,13 +4535,13 @@ aesgen_vaes512_gcm_r1_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_r1_aad_absorbed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4281,7 +4556,7 @@ aesgen_vaes512_gcm_r1_aad:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_aad_whole:
 .Laesgen_vaes512_gcm_r1_aad_hash8:
 	cmpq	$128, %rdx
@@ -4289,95 +4564,86 @@ aesgen_vaes512_gcm_r1_aad:
 	vmovdqu64	(%rsi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu64	16(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	32(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	48(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	64(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	80(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 784(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	96(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 800(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vmovdqu64	112(%rsi), %xmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxorq	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rdi), %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rdi), %xmm4, %xmm3
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_aad_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_aad_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqu64	16(%rsi), %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm1, %xmm2
 	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
+	vpclmulqdq	$0, 640(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$17, 640(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1216(%rdi), %xmm2, %xmm2
+	vpshufd	$78, %xmm0, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm5
+	vpclmulqdq	$17, 656(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 1232(%rdi), %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm1, %xmm0
+	vpxorq	%xmm4, %xmm2, %xmm1
+	vmovdqu64	32(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 672(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 672(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1248(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 688(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1264(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	64(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	80(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 704(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 704(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1280(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 720(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1296(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vmovdqu64	96(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm2, %xmm2
+	vmovdqu64	112(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_aad_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm2, %xmm5
+	vpxorq	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$0, 736(%rdi), %xmm2, %xmm6
+	vpclmulqdq	$17, 736(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 1312(%rdi), %xmm5, %xmm5
+	vpshufd	$78, %xmm4, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm8
+	vpclmulqdq	$17, 752(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 1328(%rdi), %xmm7, %xmm7
+	vpternlogd	$150, %xmm8, %xmm6, %xmm3
+	vpternlogd	$150, %xmm4, %xmm2, %xmm0
+	vpternlogd	$150, %xmm7, %xmm5, %xmm1
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_aad_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_aad_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_aad_hash8
@@ -4390,9 +4656,9 @@ aesgen_vaes512_gcm_r1_aad:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 816(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 1328(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -4413,7 +4679,7 @@ aesgen_vaes512_gcm_r1_aad:
 .Laesgen_vaes512_gcm_r1_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r1_aad_absorbed
-	leaq	1072(%rdi), %rax
+	leaq	1584(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_vaes512_gcm_r1_aad_no8_2
 	movq	(%rsi), %rcx
@@ -4443,7 +4709,7 @@ aesgen_vaes512_gcm_r1_aad:
 	movb	%cl, (%rax)
 .Laesgen_vaes512_gcm_r1_aad_no1_2:
 .Laesgen_vaes512_gcm_r1_aad_absorbed:
-	vmovdqa64	%xmm0, 1056(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4471,7 +4737,7 @@ aesgen_vaes512_gcm_r1_aad:
 aesgen_vaes512_gcm_r1_encrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	1128(%rdi), %rax
+	subq	1640(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_refuse
 	call	aesgen_vaes512_gcm_r1_encrypt_data
@@ -4493,7 +4759,7 @@ aesgen_vaes512_gcm_r1_encrypt:
 aesgen_vaes512_gcm_r1_decrypt:
 	endbr64
 	movabsq	$0xfffffffe0, %rax
-	subq	1128(%rdi), %rax
+	subq	1640(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_refuse
 	call	aesgen_vaes512_gcm_r1_decrypt_data
@@ -4518,19 +4784,19 @@ aesgen_vaes512_gcm_r1_finish_seal:
 	jb	.Laesgen_vaes512_gcm_r1_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_finish_seal_refuse
-	cmpq	$0, 1136(%rdi)
+	cmpq	$0, 1648(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_finish_seal_in_data
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1120(%rdi), %rax
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1632(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_r1_finish_seal_flushed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4545,22 +4811,22 @@ aesgen_vaes512_gcm_r1_finish_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_finish_seal_flushed:
-	vmovdqa64	%xmm0, 1056(%rdi)
-	movq	$1, 1136(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	movq	$1, 1648(%rdi)
 .Laesgen_vaes512_gcm_r1_finish_seal_in_data:
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rax
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_r1_finish_seal_flushed_2
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4575,18 +4841,18 @@ aesgen_vaes512_gcm_r1_finish_seal:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_r1_finish_seal_flushed_2:
-	movq	1120(%rdi), %rax
+	movq	1632(%rdi), %rax
 	shlq	$3, %rax
-	movq	1128(%rdi), %rcx
+	movq	1640(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4600,9 +4866,9 @@ aesgen_vaes512_gcm_r1_finish_seal:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1024(%rdi), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1104(%rdi)
-	leaq	1104(%rdi), %rax
+	vpxorq	1536(%rdi), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1616(%rdi)
+	leaq	1616(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_r1_finish_seal_no16
 	movq	(%rax), %rcx
@@ -4669,19 +4935,19 @@ aesgen_vaes512_gcm_r1_finish_open:
 	jb	.Laesgen_vaes512_gcm_r1_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_finish_open_refuse
-	cmpq	$0, 1136(%rdi)
+	cmpq	$0, 1648(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_finish_open_in_data
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1120(%rdi), %rcx
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1632(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_r1_finish_open_flushed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4696,22 +4962,22 @@ aesgen_vaes512_gcm_r1_finish_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_finish_open_flushed:
-	vmovdqa64	%xmm0, 1056(%rdi)
-	movq	$1, 1136(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	movq	$1, 1648(%rdi)
 .Laesgen_vaes512_gcm_r1_finish_open_in_data:
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rcx
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes512_gcm_r1_finish_open_flushed_2
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4726,18 +4992,18 @@ aesgen_vaes512_gcm_r1_finish_open:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 .Laesgen_vaes512_gcm_r1_finish_open_flushed_2:
-	movq	1120(%rdi), %rcx
+	movq	1632(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	1128(%rdi), %r8
+	movq	1640(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 752(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm1
@@ -4751,10 +5017,10 @@ aesgen_vaes512_gcm_r1_finish_open:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxorq	1024(%rdi), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1104(%rdi)
+	vpxorq	1536(%rdi), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1616(%rdi)
 	xorq	%rcx, %rcx
-	leaq	1104(%rdi), %rdi
+	leaq	1616(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_r1_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -4817,7 +5083,7 @@ aesgen_vaes512_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5376 bytes of the context.
+# wipe(ctx): zero all 5888 bytes of the context.
 # Requires: AVX, AVX512F, AVX512VL
 	.text
 	.globl	aesgen_vaes512_gcm_r1_wipe
@@ -4826,7 +5092,7 @@ aesgen_vaes512_gcm_r1_finish_open:
 aesgen_vaes512_gcm_r1_wipe:
 	endbr64
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	$84, %rax
+	movq	$92, %rax
 .Laesgen_vaes512_gcm_r1_wipe_zero:
 	vmovdqu64	%zmm0, (%rdi)
 	addq	$64, %rdi
@@ -4837,7 +5103,7 @@ aesgen_vaes512_gcm_r1_wipe:
 	.size	aesgen_vaes512_gcm_r1_wipe, .-aesgen_vaes512_gcm_r1_wipe
 
 
-# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 4 registers of blocks and one reduction a loop.
+# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 # Called by seal and encrypt after their checks; not exported.
 # Requires: AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
@@ -4847,19 +5113,19 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 1136(%rdi)
+	cmpq	$0, 1648(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_in_data
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1120(%rdi), %rax
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1632(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_flushed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4874,14 +5140,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_flushed:
-	vmovdqa64	%xmm0, 1056(%rdi)
-	movq	$1, 1136(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	movq	$1, 1648(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_in_data:
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rax
-	addq	%rdx, 1128(%rdi)
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rax
+	addq	%rdx, 1640(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_bulk
 	movq	$16, %r8
@@ -4890,8 +5156,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	1088(%rdi,%rax,1), %r11
-	leaq	1072(%rdi,%rax,1), %rbx
+	leaq	1600(%rdi,%rax,1), %r11
+	leaq	1584(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_no8
 	movq	(%r9), %rbp
@@ -4942,13 +5208,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_saved
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -4963,7 +5229,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -4971,99 +5237,159 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_data192
 .Laesgen_vaes512_gcm_r1_encrypt_data_data256:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_r1_encrypt_data_first256:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
-	cmpq	$240, %r8
+	cmpq	$224, %r8
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	1144(%rdi), %rax
+	cmpq	1656(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 1176(%rdi)
+	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
-	vmovdqu64	1280(%rdi,%r8,1), %zmm2
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vmovdqu64	1344(%rdi,%r8,1), %zmm3
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	1408(%rdi,%r8,1), %zmm4
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	1472(%rdi,%r8,1), %zmm5
-	vpxorq	1216(%rdi), %zmm5, %zmm5
+	vmovdqu64	1792(%rdi,%r8,1), %zmm2
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	1856(%rdi,%r8,1), %zmm3
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	1920(%rdi,%r8,1), %zmm4
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vmovdqu64	1984(%rdi,%r8,1), %zmm5
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	2048(%rdi,%r8,1), %zmm6
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vmovdqu64	2112(%rdi,%r8,1), %zmm7
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	2176(%rdi,%r8,1), %zmm8
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	2240(%rdi,%r8,1), %zmm9
+	vpxorq	1728(%rdi), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	208(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	224(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	208(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	224(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5072,29 +5398,37 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	leaq	16(%rax), %r9
+	leaq	32(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	1176(%rdi), %r10
-	addq	$15, %r10
+	movq	1688(%rdi), %r10
+	addq	$31, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 1184(%rdi)
-	addq	$16, %rax
-	cmpq	1176(%rdi), %rax
+	movq	$0xffff, 1696(%rdi)
+	addq	$32, %rax
+	cmpq	1688(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 1184(%rdi)
+	cmpq	$0, 1696(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 1184(%rdi)
+	subq	$1, 1696(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -5105,112 +5439,192 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1280(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1344(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1408(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1472(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	208(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	224(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	208(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	224(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	movq	1176(%rdi), %r9
+	movq	1688(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart
-	addq	$16, %rax
+	addq	$32, %rax
 	cmpq	%r9, %rax
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown
-	movq	$0, 1168(%rdi)
+	movq	$0, 1680(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 1176(%rdi)
+	movq	%r9, 1688(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 1168(%rdi)
-	movq	$16, 1176(%rdi)
+	movq	%r8, 1680(%rdi)
+	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -5220,9 +5634,17 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -5233,81 +5655,149 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	208(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	224(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	208(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	224(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5316,9 +5806,17 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_256:
 	vpandq	.Laesgen_vaes512_gcm_r1_encrypt_data_window_mask(%rip), %xmm1, %xmm2
@@ -5327,167 +5825,258 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1216(%rdi)
-	vmovdqa64	%xmm2, 1232(%rdi)
-	vmovdqa64	%xmm2, 1248(%rdi)
-	vmovdqa64	%xmm2, 1264(%rdi)
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1144(%rdi)
+	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first256
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done256:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top256:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
-	cmpq	$240, %r8
+	cmpq	$224, %r8
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	1144(%rdi), %rax
+	cmpq	1656(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 1176(%rdi)
+	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
-	vmovdqu64	-256(%rcx), %zmm6
-	vmovdqu64	1280(%rdi,%r8,1), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vmovdqu64	1344(%rdi,%r8,1), %zmm3
-	vpshufd	$78, %zmm6, %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vmovdqu64	1408(%rdi,%r8,1), %zmm4
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
-	vmovdqu64	1472(%rdi,%r8,1), %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
+	vmovdqu64	-512(%rcx), %zmm8
+	vmovdqu64	1792(%rdi,%r8,1), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	1856(%rdi,%r8,1), %zmm3
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	-448(%rcx), %zmm10
+	vmovdqu64	1920(%rdi,%r8,1), %zmm4
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	1984(%rdi,%r8,1), %zmm5
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	2048(%rdi,%r8,1), %zmm6
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vmovdqu64	2112(%rdi,%r8,1), %zmm7
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	2176(%rdi,%r8,1), %zmm8
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpshufd	$78, %zmm10, %zmm14
+	vmovdqu64	2240(%rdi,%r8,1), %zmm9
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vmovdqu64	-192(%rcx), %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-384(%rcx), %zmm13
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-128(%rcx), %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm14
 	vbroadcasti32x4	96(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-64(%rcx), %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	-128(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti64x4	$1, %zmm6, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm6, %ymm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm10, %xmm13
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpslldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm7, %xmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	224(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm7, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5496,209 +6085,328 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	leaq	16(%rax), %r9
+	leaq	32(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	1176(%rdi), %r10
-	addq	$15, %r10
+	movq	1688(%rdi), %r10
+	addq	$31, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 1184(%rdi)
-	addq	$16, %rax
-	cmpq	1176(%rdi), %rax
+	movq	$0xffff, 1696(%rdi)
+	addq	$32, %rax
+	cmpq	1688(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 1184(%rdi)
+	cmpq	$0, 1696(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 1184(%rdi)
+	subq	$1, 1696(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm0, %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpshufd	$78, %zmm6, %zmm7
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm10, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm0
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 832(%rdi), %zmm12, %zmm12
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
+	vpshufd	$78, %zmm11, %zmm14
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-192(%rcx), %zmm9
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm9, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm0
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1280(%rdi,%rax,1)
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1344(%rdi,%rax,1)
+	vpxorq	%zmm11, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm6, %zmm6
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm0
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1408(%rdi,%rax,1)
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	-128(%rcx), %zmm9
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1472(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm12, %zmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-384(%rcx), %zmm0
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	-320(%rcx), %zmm12
+	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpshufd	$78, %zmm0, %zmm14
+	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
+	vpclmulqdq	$0, 384(%rdi), %zmm0, %zmm15
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$17, 384(%rdi), %zmm0, %zmm16
+	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 960(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
+	vpshufd	$78, %zmm12, %zmm0
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	%zmm12, %zmm0, %zmm0
+	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
+	vpclmulqdq	$0, 448(%rdi), %zmm12, %zmm17
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpclmulqdq	$0, 1024(%rdi), %zmm0, %zmm18
 	vbroadcasti32x4	32(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpternlogd	$150, %zmm17, %zmm15, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm12, %zmm16, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm14, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm12, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm12, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-64(%rcx), %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 512(%rdi), %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
 	vbroadcasti32x4	96(%rdi), %zmm0
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-128(%rcx), %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %zmm12, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpxorq	%zmm12, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 640(%rdi), %zmm12, %zmm16
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 640(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm6, %ymm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vbroadcasti32x4	144(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm7, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm13, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpxorq	%ymm12, %ymm13, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vextracti32x4	$1, %ymm13, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm12, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm10, %ymm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm12, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm10, %xmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm12, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm11, %ymm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm11, %xmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpslldq	$8, %xmm11, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm12, %xmm13, %xmm13
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpshufd	$78, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpsrldq	$8, %xmm11, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpxorq	%xmm12, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm13, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm13, %xmm13
 	vbroadcasti32x4	224(%rdi), %zmm0
-	vpshufd	$78, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm13, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm13
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm13, %xmm0
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	movq	1176(%rdi), %r9
+	movq	1688(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_2
-	addq	$16, %rax
+	addq	$32, %rax
 	cmpq	%r9, %rax
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 1168(%rdi)
+	movq	$0, 1680(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 1176(%rdi)
+	movq	%r9, 1688(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 1168(%rdi)
-	movq	$16, 1176(%rdi)
+	movq	%r8, 1680(%rdi)
+	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -5708,158 +6416,265 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpxorq	%zmm0, %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm10, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
 	vbroadcasti32x4	(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm11, %zmm14
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-192(%rcx), %zmm9
+	vpxorq	%zmm11, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
+	vpxorq	%zmm15, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm14
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-128(%rcx), %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm14
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-64(%rcx), %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm14
 	vbroadcasti32x4	128(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm8, %ymm8
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm6, %ymm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti32x4	$1, %ymm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpsrldq	$8, %xmm7, %xmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpsrldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %xmm12, %xmm12
 	vbroadcasti32x4	224(%rdi), %zmm0
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -5868,167 +6683,274 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_256:
-	movq	1168(%rdi), %rax
+	movq	1680(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
 	movq	$256, %r9
 	cmpq	%r9, %rax
 	cmovaq	%r9, %rax
-	subq	$16, %rax
+	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpxorq	%zmm0, %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm10, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
 	vbroadcasti32x4	(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm11, %zmm14
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-192(%rcx), %zmm9
+	vpxorq	%zmm11, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
+	vpxorq	%zmm15, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm14
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	-128(%rcx), %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm14
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-64(%rcx), %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm14
 	vbroadcasti32x4	128(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm8, %ymm8
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm6, %ymm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti32x4	$1, %ymm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpsrldq	$8, %xmm7, %xmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpsrldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %xmm12, %xmm12
 	vbroadcasti32x4	224(%rdi), %zmm0
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm12, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -6037,15 +6959,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_next_steady_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_next_steady_256:
-	addq	$16, %r8
+	addq	$32, %r8
 	cmpq	%rax, %r8
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_256:
@@ -6055,82 +6985,115 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1216(%rdi)
-	vmovdqa64	%xmm2, 1232(%rdi)
-	vmovdqa64	%xmm2, 1248(%rdi)
-	vmovdqa64	%xmm2, 1264(%rdi)
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1144(%rdi)
+	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain256:
-	vmovdqu64	-256(%rcx), %zmm2
+	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm2, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm3
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm4
 	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm0
-	vmovdqu64	-192(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-128(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 384(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-64(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 768(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vextracti64x4	$1, %zmm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm2, %ymm4
-	vpxorq	%ymm4, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm0, %ymm4
-	vpxorq	%ymm4, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 832(%rdi), %zmm3, %zmm3
+	vpshufd	$78, %zmm0, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 896(%rdi), %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm2, %zmm0
+	vpxorq	%zmm5, %zmm3, %zmm2
+	vmovdqu64	-384(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-320(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 960(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1024(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-256(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1088(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 576(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1152(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-128(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 640(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1216(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1280(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vextracti64x4	$1, %zmm4, %ymm3
+	vpxorq	%ymm3, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm0, %ymm3
+	vpxorq	%ymm3, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
+	vextracti64x4	$1, %zmm2, %ymm3
+	vpxorq	%ymm3, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vpsrldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 .Laesgen_vaes512_gcm_r1_encrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_end256
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_big256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -6226,9 +7189,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part0_256
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts0_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -6240,10 +7203,10 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm9, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part1_256
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts1_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -6254,10 +7217,10 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part2_256
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts2_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -6268,11 +7231,11 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part3_256:
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts3_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces256
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -6287,7 +7250,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_256
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings3_256
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -6295,18 +7258,464 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_256:
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings3_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_256
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_256:
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes3_256
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes3_256:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts0_256:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings0_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes0_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes0_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduceds256
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings1_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes1_256
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes1_256:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings2_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes2_256
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes2_256:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces256:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduceds256:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_end256
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_big256:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part0_256
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part3_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part4_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part5_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part6_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending7_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole7_256
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole7_256:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_part0_256:
 	movq	$-1, %r8
@@ -6328,21 +7737,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending0_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole0_256
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole0_256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduced256
@@ -6371,18 +7780,18 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending1_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole1_256
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole1_256:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_part2_256:
@@ -6409,126 +7818,322 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending2_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole2_256
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole2_256:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_256
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_256:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending4_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole4_256
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole4_256:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending5_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole5_256
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole5_256:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending6_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole6_256
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole6_256:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce256:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduced256:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_end256:
 .Laesgen_vaes512_gcm_r1_encrypt_data_end256:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_saved
 .Laesgen_vaes512_gcm_r1_encrypt_data_data128:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_r1_encrypt_data_first128:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
-	cmpq	$240, %r8
+	cmpq	$224, %r8
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	1144(%rdi), %rax
+	cmpq	1656(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 1176(%rdi)
+	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
-	vmovdqu64	1280(%rdi,%r8,1), %zmm2
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vmovdqu64	1344(%rdi,%r8,1), %zmm3
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	1408(%rdi,%r8,1), %zmm4
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	1472(%rdi,%r8,1), %zmm5
-	vpxorq	1216(%rdi), %zmm5, %zmm5
+	vmovdqu64	1792(%rdi,%r8,1), %zmm2
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	1856(%rdi,%r8,1), %zmm3
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	1920(%rdi,%r8,1), %zmm4
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vmovdqu64	1984(%rdi,%r8,1), %zmm5
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	2048(%rdi,%r8,1), %zmm6
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vmovdqu64	2112(%rdi,%r8,1), %zmm7
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	2176(%rdi,%r8,1), %zmm8
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	2240(%rdi,%r8,1), %zmm9
+	vpxorq	1728(%rdi), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -6537,29 +8142,37 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	leaq	16(%rax), %r9
+	leaq	32(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	1176(%rdi), %r10
-	addq	$15, %r10
+	movq	1688(%rdi), %r10
+	addq	$31, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 1184(%rdi)
-	addq	$16, %rax
-	cmpq	1176(%rdi), %rax
+	movq	$0xffff, 1696(%rdi)
+	addq	$32, %rax
+	cmpq	1688(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 1184(%rdi)
+	cmpq	$0, 1696(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 1184(%rdi)
+	subq	$1, 1696(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -6570,92 +8183,156 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1280(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1344(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1408(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1472(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	movq	1176(%rdi), %r9
+	movq	1688(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_3
-	addq	$16, %rax
+	addq	$32, %rax
 	cmpq	%r9, %rax
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 1168(%rdi)
+	movq	$0, 1680(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 1176(%rdi)
+	movq	%r9, 1688(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 1168(%rdi)
-	movq	$16, 1176(%rdi)
+	movq	%r8, 1680(%rdi)
+	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -6665,9 +8342,17 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -6678,61 +8363,113 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -6741,9 +8478,17 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_128:
 	vpandq	.Laesgen_vaes512_gcm_r1_encrypt_data_window_mask(%rip), %xmm1, %xmm2
@@ -6752,147 +8497,222 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1216(%rdi)
-	vmovdqa64	%xmm2, 1232(%rdi)
-	vmovdqa64	%xmm2, 1248(%rdi)
-	vmovdqa64	%xmm2, 1264(%rdi)
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1144(%rdi)
+	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first128
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done128:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top128:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
-	cmpq	$240, %r8
+	cmpq	$224, %r8
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	1144(%rdi), %rax
+	cmpq	1656(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 1176(%rdi)
+	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_128:
-	vmovdqu64	-256(%rcx), %zmm5
 	shlq	$4, %r8
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vmovdqu64	1280(%rdi,%r8,1), %zmm2
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpshufd	$78, %zmm5, %zmm0
-	vmovdqu64	1344(%rdi,%r8,1), %zmm3
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 256(%rdi), %zmm5, %zmm6
-	vmovdqu64	1408(%rdi,%r8,1), %zmm4
-	vpclmulqdq	$17, 256(%rdi), %zmm5, %zmm7
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	-192(%rcx), %zmm9
-	vmovdqu64	1472(%rdi,%r8,1), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vmovdqu64	-128(%rcx), %zmm9
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm0
+	vmovdqu64	-512(%rcx), %zmm6
+	vmovdqu64	1792(%rdi,%r8,1), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	1728(%rdi), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	1856(%rdi,%r8,1), %zmm3
+	vmovdqu64	-448(%rcx), %zmm0
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vmovdqu64	1920(%rdi,%r8,1), %zmm4
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	1984(%rdi,%r8,1), %zmm5
+	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm10
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm11
+	vmovdqu64	2048(%rdi,%r8,1), %zmm6
+	vpclmulqdq	$0, 832(%rdi), %zmm7, %zmm12
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm0, %zmm9
+	vmovdqu64	2112(%rdi,%r8,1), %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm13
+	vmovdqu64	2176(%rdi,%r8,1), %zmm8
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm9, %zmm14
+	vmovdqu64	2240(%rdi,%r8,1), %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vmovdqu64	-256(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	-64(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm9, %zmm10
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm6, %zmm6
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vmovdqu64	-128(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vmovdqu64	-64(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm6, %ymm9
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti64x4	$1, %zmm8, %ymm9
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpxorq	%ymm13, %ymm10, %ymm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti32x4	$1, %ymm11, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpslldq	$8, %xmm8, %xmm9
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%ymm13, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpsrldq	$8, %xmm8, %xmm9
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm6, %xmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpsrldq	$8, %xmm12, %xmm13
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm6, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm10, %xmm10
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm6, %xmm6
-	vmovdqa64	%xmm6, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm10, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -6901,189 +8721,292 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	leaq	16(%rax), %r9
+	leaq	32(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	1176(%rdi), %r10
-	addq	$15, %r10
+	movq	1688(%rdi), %r10
+	addq	$31, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 1184(%rdi)
-	addq	$16, %rax
-	cmpq	1176(%rdi), %rax
+	movq	$0xffff, 1696(%rdi)
+	addq	$32, %rax
+	cmpq	1688(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 1184(%rdi)
+	cmpq	$0, 1696(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 1184(%rdi)
+	subq	$1, 1696(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufd	$78, %zmm6, %zmm0
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
-	vbroadcasti32x4	(%rdi), %zmm0
-	vmovdqu64	-192(%rcx), %zmm9
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm9, %zmm10
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm0
-	vmovdqu64	%zmm2, 1280(%rdi,%rax,1)
 	vpxorq	%zmm0, %zmm8, %zmm8
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vmovdqu64	-128(%rcx), %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1344(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpshufd	$78, %zmm0, %zmm9
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vmovdqu64	%zmm4, 1408(%rdi,%rax,1)
-	vpclmulqdq	$0, 384(%rdi), %zmm0, %zmm10
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1472(%rdi,%rax,1)
-	vpclmulqdq	$17, 384(%rdi), %zmm0, %zmm0
-	vpxorq	1216(%rdi), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	-448(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufd	$78, %zmm8, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufd	$78, %zmm10, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vbroadcasti32x4	(%rdi), %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm0
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpshufd	$78, %zmm14, %zmm16
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm17
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1024(%rdi), %zmm16, %zmm16
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm0, %zmm11
+	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpternlogd	$150, %zmm16, %zmm15, %zmm12
+	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	-256(%rcx), %zmm13
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	-192(%rcx), %zmm14
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpclmulqdq	$0, 704(%rdi), %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-64(%rcx), %zmm9
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vmovdqu64	-128(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vmovdqu64	-64(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm7, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm6, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm8, %xmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpslldq	$8, %xmm8, %xmm9
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm13, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm8, %xmm9
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm7, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	movq	1176(%rdi), %r9
+	movq	1688(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_4
-	addq	$16, %rax
+	addq	$32, %rax
 	cmpq	%r9, %rax
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 1168(%rdi)
+	movq	$0, 1680(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 1176(%rdi)
+	movq	%r9, 1688(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_4
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 1168(%rdi)
-	movq	$16, 1176(%rdi)
+	movq	%r8, 1680(%rdi)
+	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -7093,138 +9016,229 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vmovdqu64	-256(%rcx), %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-512(%rcx), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	-448(%rcx), %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vbroadcasti32x4	(%rdi), %zmm0
-	vmovdqu64	-192(%rcx), %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm13
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vmovdqu64	-128(%rcx), %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	-256(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vmovdqu64	-64(%rcx), %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	-128(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm6, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %xmm8, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
-	vmovdqa64	%xmm7, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -7233,147 +9247,238 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_128:
-	movq	1168(%rdi), %rax
+	movq	1680(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
 	movq	$256, %r9
 	cmpq	%r9, %rax
 	cmovaq	%r9, %rax
-	subq	$16, %rax
+	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vmovdqu64	-256(%rcx), %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-512(%rcx), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	-448(%rcx), %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vbroadcasti32x4	(%rdi), %zmm0
-	vmovdqu64	-192(%rcx), %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm13
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vmovdqu64	-128(%rcx), %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	-256(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vmovdqu64	-64(%rcx), %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	-128(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm6, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %xmm8, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
-	vmovdqa64	%xmm7, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -7382,15 +9487,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_next_steady_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_next_steady_128:
-	addq	$16, %r8
+	addq	$32, %r8
 	cmpq	%rax, %r8
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_128:
@@ -7400,82 +9513,115 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1216(%rdi)
-	vmovdqa64	%xmm2, 1232(%rdi)
-	vmovdqa64	%xmm2, 1248(%rdi)
-	vmovdqa64	%xmm2, 1264(%rdi)
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1144(%rdi)
+	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain128:
-	vmovdqu64	-256(%rcx), %zmm2
+	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm2, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm3
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm4
 	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm0
-	vmovdqu64	-192(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-128(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 384(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-64(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 768(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vextracti64x4	$1, %zmm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm2, %ymm4
-	vpxorq	%ymm4, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm0, %ymm4
-	vpxorq	%ymm4, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 832(%rdi), %zmm3, %zmm3
+	vpshufd	$78, %zmm0, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 896(%rdi), %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm2, %zmm0
+	vpxorq	%zmm5, %zmm3, %zmm2
+	vmovdqu64	-384(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-320(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 960(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1024(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-256(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1088(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 576(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1152(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-128(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 640(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1216(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1280(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vextracti64x4	$1, %zmm4, %ymm3
+	vpxorq	%ymm3, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm0, %ymm3
+	vpxorq	%ymm3, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
+	vextracti64x4	$1, %zmm2, %ymm3
+	vpxorq	%ymm3, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vpsrldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 .Laesgen_vaes512_gcm_r1_encrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_end128
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_big128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7551,9 +9697,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part0_128
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts0_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -7565,10 +9711,10 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm9, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part1_128
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts1_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -7579,10 +9725,10 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part2_128
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts2_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -7593,11 +9739,11 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part3_128:
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts3_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces128
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -7612,7 +9758,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_128
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings3_128
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -7620,18 +9766,428 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_128:
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings3_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_128
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_128:
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes3_128
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes3_128:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts0_128:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings0_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes0_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes0_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduceds128
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings1_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes1_128
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes1_128:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings2_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes2_128
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes2_128:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces128:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduceds128:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_end128
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_big128:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part0_128
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part3_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part4_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part5_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part6_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending7_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole7_128
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole7_128:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_part0_128:
 	movq	$-1, %r8
@@ -7653,21 +10209,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending0_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole0_128
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole0_128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduced128
@@ -7696,18 +10252,18 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending1_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole1_128
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole1_128:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_part2_128:
@@ -7734,136 +10290,340 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending2_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole2_128
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole2_128:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_128
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_128:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending4_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole4_128
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole4_128:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending5_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole5_128
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole5_128:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending6_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole6_128
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole6_128:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce128:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduced128:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_end128:
 .Laesgen_vaes512_gcm_r1_encrypt_data_end128:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_saved
 .Laesgen_vaes512_gcm_r1_encrypt_data_data192:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_r1_encrypt_data_first192:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
-	cmpq	$240, %r8
+	cmpq	$224, %r8
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	1144(%rdi), %rax
+	cmpq	1656(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 1176(%rdi)
+	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
-	vmovdqu64	1280(%rdi,%r8,1), %zmm2
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vmovdqu64	1344(%rdi,%r8,1), %zmm3
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	1408(%rdi,%r8,1), %zmm4
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	1472(%rdi,%r8,1), %zmm5
-	vpxorq	1216(%rdi), %zmm5, %zmm5
+	vmovdqu64	1792(%rdi,%r8,1), %zmm2
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	1856(%rdi,%r8,1), %zmm3
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	1920(%rdi,%r8,1), %zmm4
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vmovdqu64	1984(%rdi,%r8,1), %zmm5
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	2048(%rdi,%r8,1), %zmm6
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vmovdqu64	2112(%rdi,%r8,1), %zmm7
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	2176(%rdi,%r8,1), %zmm8
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	2240(%rdi,%r8,1), %zmm9
+	vpxorq	1728(%rdi), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -7872,29 +10632,37 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	leaq	16(%rax), %r9
+	leaq	32(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	1176(%rdi), %r10
-	addq	$15, %r10
+	movq	1688(%rdi), %r10
+	addq	$31, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 1184(%rdi)
-	addq	$16, %rax
-	cmpq	1176(%rdi), %rax
+	movq	$0xffff, 1696(%rdi)
+	addq	$32, %rax
+	cmpq	1688(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 1184(%rdi)
+	cmpq	$0, 1696(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 1184(%rdi)
+	subq	$1, 1696(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -7905,102 +10673,174 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1280(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1344(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1408(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1472(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	movq	1176(%rdi), %r9
+	movq	1688(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_5
-	addq	$16, %rax
+	addq	$32, %rax
 	cmpq	%r9, %rax
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 1168(%rdi)
+	movq	$0, 1680(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 1176(%rdi)
+	movq	%r9, 1688(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_5
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 1168(%rdi)
-	movq	$16, 1176(%rdi)
+	movq	%r8, 1680(%rdi)
+	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -8010,9 +10850,17 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -8023,71 +10871,131 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%rdi), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%rdi), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm10
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vpxorq	%zmm10, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vaesenc	%zmm10, %zmm2, %zmm2
+	vaesenc	%zmm10, %zmm3, %zmm3
+	vaesenc	%zmm10, %zmm4, %zmm4
+	vaesenc	%zmm10, %zmm5, %zmm5
+	vaesenc	%zmm10, %zmm6, %zmm6
+	vaesenc	%zmm10, %zmm7, %zmm7
+	vaesenc	%zmm10, %zmm8, %zmm8
+	vaesenc	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm10
+	vaesenclast	%zmm10, %zmm2, %zmm2
+	vaesenclast	%zmm10, %zmm3, %zmm3
+	vaesenclast	%zmm10, %zmm4, %zmm4
+	vaesenclast	%zmm10, %zmm5, %zmm5
+	vaesenclast	%zmm10, %zmm6, %zmm6
+	vaesenclast	%zmm10, %zmm7, %zmm7
+	vaesenclast	%zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm10, %zmm9, %zmm9
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -8096,9 +11004,17 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_192:
 	vpandq	.Laesgen_vaes512_gcm_r1_encrypt_data_window_mask(%rip), %xmm1, %xmm2
@@ -8107,157 +11023,240 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1216(%rdi)
-	vmovdqa64	%xmm2, 1232(%rdi)
-	vmovdqa64	%xmm2, 1248(%rdi)
-	vmovdqa64	%xmm2, 1264(%rdi)
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1144(%rdi)
+	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first192
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done192:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top192:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
-	cmpq	$240, %r8
+	cmpq	$224, %r8
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	1144(%rdi), %rax
+	cmpq	1656(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 1176(%rdi)
+	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
-	vmovdqu64	-256(%rcx), %zmm5
-	vmovdqu64	1280(%rdi,%r8,1), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vmovdqu64	1344(%rdi,%r8,1), %zmm3
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	1408(%rdi,%r8,1), %zmm4
-	vpclmulqdq	$0, 256(%rdi), %zmm5, %zmm6
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$17, 256(%rdi), %zmm5, %zmm7
-	vmovdqu64	1472(%rdi,%r8,1), %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vmovdqu64	-192(%rcx), %zmm9
+	vmovdqu64	-512(%rcx), %zmm7
+	vmovdqu64	1792(%rdi,%r8,1), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	1856(%rdi,%r8,1), %zmm3
+	vmovdqu64	-448(%rcx), %zmm0
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	1920(%rdi,%r8,1), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpshufd	$78, %zmm7, %zmm8
+	vmovdqu64	1984(%rdi,%r8,1), %zmm5
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm10
+	vmovdqu64	2048(%rdi,%r8,1), %zmm6
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm11
+	vmovdqu64	2112(%rdi,%r8,1), %zmm7
+	vpclmulqdq	$0, 832(%rdi), %zmm8, %zmm12
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpshufd	$78, %zmm0, %zmm13
+	vmovdqu64	2176(%rdi,%r8,1), %zmm8
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	2240(%rdi,%r8,1), %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm14
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_batch4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 896(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpxorq	%zmm14, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-128(%rcx), %zmm9
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-64(%rcx), %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm6, %zmm6
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vmovdqu64	-128(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm6, %ymm9
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm7, %ymm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm8, %xmm9
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %xmm8, %xmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm6, %xmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm8, %xmm6, %xmm6
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm6, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm10, %xmm10
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm7, %xmm6, %xmm6
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm6, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm10, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -8266,199 +11265,310 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	leaq	16(%rax), %r9
+	leaq	32(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	1176(%rdi), %r10
-	addq	$15, %r10
+	movq	1688(%rdi), %r10
+	addq	$31, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 1184(%rdi)
-	addq	$16, %rax
-	cmpq	1176(%rdi), %rax
+	movq	$0xffff, 1696(%rdi)
+	addq	$32, %rax
+	cmpq	1688(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 1184(%rdi)
+	cmpq	$0, 1696(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 1184(%rdi)
+	subq	$1, 1696(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufd	$78, %zmm9, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm0
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
+	vpshufd	$78, %zmm10, %zmm14
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm9
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vbroadcasti32x4	16(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm10, %zmm12, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm13, %zmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm0
-	vmovdqu64	%zmm2, 1280(%rdi,%rax,1)
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm0
-	vmovdqu64	%zmm3, 1344(%rdi,%rax,1)
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	-128(%rcx), %zmm9
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1408(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpshufd	$78, %zmm9, %zmm10
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vmovdqu64	%zmm5, 1472(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm0
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpshufd	$78, %zmm13, %zmm14
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
+	vpxorq	%zmm13, %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm15
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 960(%rdi), %zmm14, %zmm14
+	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
+	vpshufd	$78, %zmm0, %zmm16
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm0, %zmm17
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpclmulqdq	$17, 448(%rdi), %zmm0, %zmm0
+	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpclmulqdq	$0, 1024(%rdi), %zmm16, %zmm16
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm0, %zmm13, %zmm10
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
+	vpternlogd	$150, %zmm16, %zmm14, %zmm12
+	vpxorq	1728(%rdi), %zmm9, %zmm9
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-64(%rcx), %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-128(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm6, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti32x4	$1, %ymm11, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpslldq	$8, %xmm7, %xmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm12, %xmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpsrldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpslldq	$8, %xmm12, %xmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm7, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	movq	1176(%rdi), %r9
+	movq	1688(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_6
-	addq	$16, %rax
+	addq	$32, %rax
 	cmpq	%r9, %rax
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 1168(%rdi)
+	movq	$0, 1680(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 1176(%rdi)
+	movq	%r9, 1688(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_6
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 1168(%rdi)
-	movq	$16, 1176(%rdi)
+	movq	%r8, 1680(%rdi)
+	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -8468,148 +11578,247 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufd	$78, %zmm9, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
 	vbroadcasti32x4	(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm13, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vmovdqu64	-384(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-128(%rcx), %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vmovdqu64	-64(%rcx), %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm8, %ymm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm7, %xmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -8618,157 +11827,256 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_192:
-	movq	1168(%rdi), %rax
+	movq	1680(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
 	movq	$256, %r9
 	cmpq	%r9, %rax
 	cmovaq	%r9, %rax
-	subq	$16, %rax
+	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	-256(%rcx), %zmm6
+	vmovdqu64	-512(%rcx), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufd	$78, %zmm9, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
 	vbroadcasti32x4	(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	-192(%rcx), %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm13, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vmovdqu64	-384(%rcx), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	-128(%rcx), %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vmovdqu64	-64(%rcx), %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm8, %ymm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm7, %xmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -8777,15 +12085,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_next_steady_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_next_steady_192:
-	addq	$16, %r8
+	addq	$32, %r8
 	cmpq	%rax, %r8
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_again_steady_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_192:
@@ -8795,82 +12111,115 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1216(%rdi)
-	vmovdqa64	%xmm2, 1232(%rdi)
-	vmovdqa64	%xmm2, 1248(%rdi)
-	vmovdqa64	%xmm2, 1264(%rdi)
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1144(%rdi)
+	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain192:
-	vmovdqu64	-256(%rcx), %zmm2
+	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm2, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm3
+	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm2, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rdi), %zmm2, %zmm4
 	vpclmulqdq	$17, 256(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm0
-	vmovdqu64	-192(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-128(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 384(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vmovdqu64	-64(%rcx), %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
-	vpshufd	$78, %zmm4, %zmm5
-	vpxorq	%zmm4, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm4, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 768(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm4, %zmm0, %zmm0
-	vextracti64x4	$1, %zmm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm2, %ymm4
-	vpxorq	%ymm4, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm0, %ymm4
-	vpxorq	%ymm4, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 832(%rdi), %zmm3, %zmm3
+	vpshufd	$78, %zmm0, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
+	vpclmulqdq	$0, 896(%rdi), %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm2, %zmm0
+	vpxorq	%zmm5, %zmm3, %zmm2
+	vmovdqu64	-384(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-320(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 960(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1024(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-256(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1088(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 576(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1152(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vmovdqu64	-128(%rcx), %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vmovdqu64	-64(%rcx), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm3, %zmm6
+	vpxorq	%zmm3, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm3, %zmm7
+	vpclmulqdq	$17, 640(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 1216(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm5, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm5, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1280(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm9, %zmm7, %zmm4
+	vpternlogd	$150, %zmm5, %zmm3, %zmm0
+	vpternlogd	$150, %zmm8, %zmm6, %zmm2
+	vextracti64x4	$1, %zmm4, %ymm3
+	vpxorq	%ymm3, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vextracti64x4	$1, %zmm0, %ymm3
+	vpxorq	%ymm3, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm3
 	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
+	vextracti64x4	$1, %zmm2, %ymm3
+	vpxorq	%ymm3, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm4, %xmm4
+	vpsrldq	$8, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm4, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vmovdqa64	%xmm4, %xmm0
 .Laesgen_vaes512_gcm_r1_encrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_end192
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_big192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -8956,9 +12305,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part0_192
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts0_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -8970,10 +12319,10 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm9, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part1_192
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts1_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -8984,10 +12333,10 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part2_192
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts2_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -8998,11 +12347,11 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part3_192:
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts3_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces192
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -9017,7 +12366,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqu8	%zmm0, %zmm0{%k1}{z}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_192
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings3_192
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -9025,18 +12374,446 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_192:
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings3_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_192
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_192:
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes3_192
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes3_192:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts0_192:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings0_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes0_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes0_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduceds192
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings1_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes1_192
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes1_192:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_parts2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings2_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pendings2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes2_192
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_wholes2_192:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduces192:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduceds192:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_end192
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_big192:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part0_192
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part3_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part4_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part5_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part6_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending7_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole7_192
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole7_192:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_part0_192:
 	movq	$-1, %r8
@@ -9058,21 +12835,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending0_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole0_192
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole0_192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduced192
@@ -9101,18 +12878,18 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending1_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole1_192
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole1_192:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_part2_192:
@@ -9139,54 +12916,209 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending2_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole2_192
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole2_192:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_192
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole3_192:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending4_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole4_192
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole4_192:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending5_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole5_192
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole5_192:
+	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_part6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending6_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_pending6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole6_192
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_encrypt_data_tail_whole6_192:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_reduce192:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreduced192:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_end192:
 .Laesgen_vaes512_gcm_r1_encrypt_data_end192:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_saved
 .Laesgen_vaes512_gcm_r1_encrypt_data_saved:
-	vmovdqa64	%xmm0, 1056(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -9207,10 +13139,10 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
 .Laesgen_vaes512_gcm_r1_encrypt_data_batch4:
-	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
 .Laesgen_vaes512_gcm_r1_encrypt_data_step4:
 	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -9228,7 +13160,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
-# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 4 registers of blocks and one reduction a loop.
+# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 # Called by open and decrypt after their checks; not exported.
 # Requires: AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
@@ -9238,19 +13170,19 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	cmpq	$0, 1136(%rdi)
+	cmpq	$0, 1648(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_in_data
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1120(%rdi), %rax
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1632(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_flushed
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -9265,14 +13197,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_flushed:
-	vmovdqa64	%xmm0, 1056(%rdi)
-	movq	$1, 1136(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	movq	$1, 1648(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_in_data:
-	vmovdqa64	1056(%rdi), %xmm0
-	movq	1128(%rdi), %rax
-	addq	%rdx, 1128(%rdi)
+	vmovdqa64	1568(%rdi), %xmm0
+	movq	1640(%rdi), %rax
+	addq	%rdx, 1640(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_bulk
 	movq	$16, %r8
@@ -9281,8 +13213,8 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	1088(%rdi,%rax,1), %r11
-	leaq	1072(%rdi,%rax,1), %rbx
+	leaq	1600(%rdi,%rax,1), %r11
+	leaq	1584(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_no8
 	movq	(%r9), %rbp
@@ -9333,13 +13265,13 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_saved
-	vmovdqa64	1072(%rdi), %xmm1
+	vmovdqa64	1584(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 752(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 752(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 752(%rdi), %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
@@ -9354,7 +13286,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1072(%rdi)
+	vmovdqa64	%xmm1, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -9362,163 +13294,254 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_data192
 .Laesgen_vaes512_gcm_r1_decrypt_data_data256:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_r1_decrypt_data_top256:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
-	cmpq	$240, %r8
+	cmpq	$224, %r8
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	1144(%rdi), %rax
+	cmpq	1656(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 1176(%rdi)
+	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
-	vmovdqu64	(%rsi), %zmm6
-	vmovdqu64	1280(%rdi,%r8,1), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vmovdqu64	1344(%rdi,%r8,1), %zmm3
-	vpshufd	$78, %zmm6, %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vmovdqu64	1408(%rdi,%r8,1), %zmm4
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
-	vmovdqu64	1472(%rdi,%r8,1), %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
+	vmovdqu64	(%rsi), %zmm8
+	vmovdqu64	1792(%rdi,%r8,1), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	1856(%rdi,%r8,1), %zmm3
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	64(%rsi), %zmm10
+	vmovdqu64	1920(%rdi,%r8,1), %zmm4
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	1984(%rdi,%r8,1), %zmm5
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	2048(%rdi,%r8,1), %zmm6
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vmovdqu64	2112(%rdi,%r8,1), %zmm7
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	2176(%rdi,%r8,1), %zmm8
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpshufd	$78, %zmm10, %zmm14
+	vmovdqu64	2240(%rdi,%r8,1), %zmm9
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
-	vmovdqu64	64(%rsi), %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	128(%rsi), %zmm13
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	192(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	128(%rsi), %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	256(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	320(%rsi), %zmm14
 	vbroadcasti32x4	96(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	192(%rsi), %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	384(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti64x4	$1, %zmm6, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm6, %ymm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm10, %xmm13
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpslldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm7, %xmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	224(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm7, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -9527,209 +13550,328 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	leaq	16(%rax), %r9
+	leaq	32(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	1176(%rdi), %r10
-	addq	$15, %r10
+	movq	1688(%rdi), %r10
+	addq	$31, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 1184(%rdi)
-	addq	$16, %rax
-	cmpq	1176(%rdi), %rax
+	movq	$0xffff, 1696(%rdi)
+	addq	$32, %rax
+	cmpq	1688(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 1184(%rdi)
+	cmpq	$0, 1696(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 1184(%rdi)
+	subq	$1, 1696(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm0, %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpshufd	$78, %zmm6, %zmm7
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	64(%rsi), %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm10, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm0
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 832(%rdi), %zmm12, %zmm12
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
+	vpshufd	$78, %zmm11, %zmm14
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	64(%rsi), %zmm9
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm9, %zmm10
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm0
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1280(%rdi,%rax,1)
-	vpxorq	%zmm0, %zmm8, %zmm8
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1344(%rdi,%rax,1)
+	vpxorq	%zmm11, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm6, %zmm6
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm0
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1408(%rdi,%rax,1)
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	128(%rsi), %zmm9
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1472(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm12, %zmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	192(%rsi), %zmm12
+	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpshufd	$78, %zmm0, %zmm14
+	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
+	vpclmulqdq	$0, 384(%rdi), %zmm0, %zmm15
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$17, 384(%rdi), %zmm0, %zmm16
+	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 960(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
+	vpshufd	$78, %zmm12, %zmm0
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	%zmm12, %zmm0, %zmm0
+	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
+	vpclmulqdq	$0, 448(%rdi), %zmm12, %zmm17
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpclmulqdq	$17, 448(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpclmulqdq	$0, 1024(%rdi), %zmm0, %zmm18
 	vbroadcasti32x4	32(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpternlogd	$150, %zmm17, %zmm15, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm12, %zmm16, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm14, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	256(%rsi), %zmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm12, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm12, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	192(%rsi), %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 512(%rdi), %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
 	vbroadcasti32x4	96(%rdi), %zmm0
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	384(%rsi), %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %zmm12, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpxorq	%zmm12, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 640(%rdi), %zmm12, %zmm16
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 640(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm6, %ymm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vbroadcasti32x4	144(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm14, %zmm12, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm7, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm13, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpxorq	%ymm12, %ymm13, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vextracti32x4	$1, %ymm13, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm12, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm10, %ymm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm12, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm10, %xmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm12, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm11, %ymm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm11, %xmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpslldq	$8, %xmm11, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm12, %xmm13, %xmm13
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpshufd	$78, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpsrldq	$8, %xmm11, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpxorq	%xmm12, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm13, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm13, %xmm13
 	vbroadcasti32x4	224(%rdi), %zmm0
-	vpshufd	$78, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm13, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm13
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm13, %xmm0
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	movq	1176(%rdi), %r9
+	movq	1688(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart
-	addq	$16, %rax
+	addq	$32, %rax
 	cmpq	%r9, %rax
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown
-	movq	$0, 1168(%rdi)
+	movq	$0, 1680(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 1176(%rdi)
+	movq	%r9, 1688(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 1168(%rdi)
-	movq	$16, 1176(%rdi)
+	movq	%r8, 1680(%rdi)
+	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -9739,158 +13881,265 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpxorq	%zmm0, %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	64(%rsi), %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm10, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
 	vbroadcasti32x4	(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm11, %zmm14
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	64(%rsi), %zmm9
+	vpxorq	%zmm11, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
+	vpxorq	%zmm15, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	128(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	192(%rsi), %zmm14
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	128(%rsi), %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	256(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	320(%rsi), %zmm14
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	192(%rsi), %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	384(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	448(%rsi), %zmm14
 	vbroadcasti32x4	128(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm8, %ymm8
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm6, %ymm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti32x4	$1, %ymm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpsrldq	$8, %xmm7, %xmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpsrldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %xmm12, %xmm12
 	vbroadcasti32x4	224(%rdi), %zmm0
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -9899,167 +14148,274 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_256:
-	movq	1168(%rdi), %rax
+	movq	1680(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
 	movq	$256, %r9
 	cmpq	%r9, %rax
 	cmovaq	%r9, %rax
-	subq	$16, %rax
+	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpxorq	%zmm0, %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	64(%rsi), %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm10, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm10, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$17, 256(%rdi), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
 	vbroadcasti32x4	(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm11, %zmm14
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vmovdqu64	64(%rsi), %zmm9
+	vpxorq	%zmm11, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm11, %zmm15
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 320(%rdi), %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
+	vpxorq	%zmm15, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm14, %zmm13, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	128(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	192(%rsi), %zmm14
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vmovdqu64	128(%rsi), %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	256(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	320(%rsi), %zmm14
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	192(%rsi), %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	384(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	448(%rsi), %zmm14
 	vbroadcasti32x4	128(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm8, %ymm8
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm6, %ymm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vextracti32x4	$1, %ymm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpsrldq	$8, %xmm7, %xmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	208(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpsrldq	$8, %xmm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %xmm12, %xmm12
 	vbroadcasti32x4	224(%rdi), %zmm0
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm12, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm12, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -10068,15 +14424,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_next_steady_256
 .Laesgen_vaes512_gcm_r1_decrypt_data_next_steady_256:
-	addq	$16, %r8
+	addq	$32, %r8
 	cmpq	%rax, %r8
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_256
 .Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_256:
@@ -10086,18 +14450,20 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1216(%rdi)
-	vmovdqa64	%xmm2, 1232(%rdi)
-	vmovdqa64	%xmm2, 1248(%rdi)
-	vmovdqa64	%xmm2, 1264(%rdi)
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1144(%rdi)
+	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain256:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_end256
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_big256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -10193,9 +14559,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part0_256
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts0_256
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -10207,10 +14573,10 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm9, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part1_256
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts1_256
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -10221,10 +14587,10 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part2_256
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts2_256
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -10235,11 +14601,11 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part3_256:
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts3_256:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces256
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -10253,7 +14619,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_256
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings3_256
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -10261,18 +14627,460 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_256:
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings3_256:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_256
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_256:
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes3_256
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes3_256:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts0_256:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings0_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes0_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes0_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduceds256
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings1_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes1_256
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes1_256:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings2_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes2_256
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes2_256:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces256
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces256:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduceds256:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_end256
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_big256:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part0_256
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpshufd	$78, %zmm13, %zmm0
+	vpxorq	%zmm13, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part3_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part4_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part5_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part6_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending7_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole7_256
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole7_256:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_part0_256:
 	movq	$-1, %r8
@@ -10293,21 +15101,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending0_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole0_256
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole0_256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduced256
@@ -10335,18 +15143,18 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending1_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole1_256
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole1_256:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_part2_256:
@@ -10372,190 +15180,413 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending2_256:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole2_256
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole2_256:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_256
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_256:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending4_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole4_256
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole4_256:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending5_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole5_256
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole5_256:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending6_256
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole6_256
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole6_256:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce256:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduced256:
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_end256:
 .Laesgen_vaes512_gcm_r1_decrypt_data_end256:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_saved
 .Laesgen_vaes512_gcm_r1_decrypt_data_data128:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_r1_decrypt_data_top128:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
-	cmpq	$240, %r8
+	cmpq	$224, %r8
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	1144(%rdi), %rax
+	cmpq	1656(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 1176(%rdi)
+	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_128:
-	vmovdqu64	(%rsi), %zmm5
 	shlq	$4, %r8
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vmovdqu64	1280(%rdi,%r8,1), %zmm2
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpshufd	$78, %zmm5, %zmm0
-	vmovdqu64	1344(%rdi,%r8,1), %zmm3
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 256(%rdi), %zmm5, %zmm6
-	vmovdqu64	1408(%rdi,%r8,1), %zmm4
-	vpclmulqdq	$17, 256(%rdi), %zmm5, %zmm7
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	64(%rsi), %zmm9
-	vmovdqu64	1472(%rdi,%r8,1), %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vbroadcasti32x4	32(%rdi), %zmm0
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm6, %zmm6
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	48(%rdi), %zmm0
-	vmovdqu64	128(%rsi), %zmm9
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm0
+	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	1792(%rdi,%r8,1), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	1728(%rdi), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	1856(%rdi,%r8,1), %zmm3
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vmovdqu64	1920(%rdi,%r8,1), %zmm4
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	1984(%rdi,%r8,1), %zmm5
+	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm10
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm11
+	vmovdqu64	2048(%rdi,%r8,1), %zmm6
+	vpclmulqdq	$0, 832(%rdi), %zmm7, %zmm12
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpshufd	$78, %zmm0, %zmm9
+	vmovdqu64	2112(%rdi,%r8,1), %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm13
+	vmovdqu64	2176(%rdi,%r8,1), %zmm8
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm0
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm9, %zmm14
+	vmovdqu64	2240(%rdi,%r8,1), %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vmovdqu64	128(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	192(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vmovdqu64	256(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vmovdqu64	192(%rsi), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %zmm9, %zmm10
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm6, %zmm6
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vmovdqu64	384(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vmovdqu64	448(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm6, %ymm9
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti64x4	$1, %zmm8, %ymm9
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpxorq	%ymm13, %ymm10, %ymm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti32x4	$1, %ymm11, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpslldq	$8, %xmm8, %xmm9
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%ymm13, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpsrldq	$8, %xmm8, %xmm9
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm6, %xmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpsrldq	$8, %xmm12, %xmm13
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm6, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm10, %xmm10
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm6, %xmm6
-	vmovdqa64	%xmm6, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm10, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -10564,189 +15595,292 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	leaq	16(%rax), %r9
+	leaq	32(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	1176(%rdi), %r10
-	addq	$15, %r10
+	movq	1688(%rdi), %r10
+	addq	$31, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 1184(%rdi)
-	addq	$16, %rax
-	cmpq	1176(%rdi), %rax
+	movq	$0xffff, 1696(%rdi)
+	addq	$32, %rax
+	cmpq	1688(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 1184(%rdi)
+	cmpq	$0, 1696(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 1184(%rdi)
+	subq	$1, 1696(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufd	$78, %zmm6, %zmm0
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
-	vbroadcasti32x4	(%rdi), %zmm0
-	vmovdqu64	64(%rsi), %zmm9
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %zmm9, %zmm10
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vbroadcasti32x4	16(%rdi), %zmm0
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
-	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm11, %zmm7, %zmm7
-	vaesenc	%zmm0, %zmm3, %zmm3
-	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
-	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm0
-	vmovdqu64	%zmm2, 1280(%rdi,%rax,1)
 	vpxorq	%zmm0, %zmm8, %zmm8
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vmovdqu64	128(%rsi), %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 1344(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpshufd	$78, %zmm0, %zmm9
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm0, %zmm9, %zmm9
-	vmovdqu64	%zmm4, 1408(%rdi,%rax,1)
-	vpclmulqdq	$0, 384(%rdi), %zmm0, %zmm10
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 1472(%rdi,%rax,1)
-	vpclmulqdq	$17, 384(%rdi), %zmm0, %zmm0
-	vpxorq	1216(%rdi), %zmm5, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vmovdqu64	64(%rsi), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm5
+	vpshufd	$78, %zmm8, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpshufd	$78, %zmm10, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vbroadcasti32x4	(%rdi), %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm2, %zmm2
+	vmovdqu64	128(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	192(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm0
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpshufd	$78, %zmm14, %zmm16
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm17
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 1024(%rdi), %zmm16, %zmm16
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm0, %zmm11
+	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpternlogd	$150, %zmm16, %zmm15, %zmm12
+	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vmovdqu64	256(%rsi), %zmm13
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	320(%rsi), %zmm14
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpclmulqdq	$0, 704(%rdi), %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	192(%rsi), %zmm9
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vmovdqu64	384(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vmovdqu64	448(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm7, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm6, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm8, %xmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpslldq	$8, %xmm8, %xmm9
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm13, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm8, %xmm9
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm7, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	movq	1176(%rdi), %r9
+	movq	1688(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_2
-	addq	$16, %rax
+	addq	$32, %rax
 	cmpq	%r9, %rax
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 1168(%rdi)
+	movq	$0, 1680(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 1176(%rdi)
+	movq	%r9, 1688(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 1168(%rdi)
-	movq	$16, 1176(%rdi)
+	movq	%r8, 1680(%rdi)
+	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -10756,138 +15890,229 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vmovdqu64	(%rsi), %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	(%rsi), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	64(%rsi), %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vbroadcasti32x4	(%rdi), %zmm0
-	vmovdqu64	64(%rsi), %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	128(%rsi), %zmm13
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	192(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vmovdqu64	128(%rsi), %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	256(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vmovdqu64	192(%rsi), %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	384(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm6, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %xmm8, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
-	vmovdqa64	%xmm7, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -10896,147 +16121,238 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_128:
-	movq	1168(%rdi), %rax
+	movq	1680(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
 	movq	$256, %r9
 	cmpq	%r9, %rax
 	cmovaq	%r9, %rax
-	subq	$16, %rax
+	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vmovdqu64	(%rsi), %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	(%rsi), %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpxorq	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm8, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	64(%rsi), %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm7
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm8, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpclmulqdq	$17, 256(%rdi), %zmm8, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vbroadcasti32x4	(%rdi), %zmm0
-	vmovdqu64	64(%rsi), %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	128(%rsi), %zmm13
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	192(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vmovdqu64	128(%rsi), %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	256(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vmovdqu64	192(%rsi), %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	384(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm6, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpslldq	$8, %xmm8, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm7, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm8, %xmm7, %xmm7
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm6, %xmm7, %xmm7
-	vmovdqa64	%xmm7, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -11045,15 +16361,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_next_steady_128
 .Laesgen_vaes512_gcm_r1_decrypt_data_next_steady_128:
-	addq	$16, %r8
+	addq	$32, %r8
 	cmpq	%rax, %r8
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_128
 .Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_128:
@@ -11063,18 +16387,20 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1216(%rdi)
-	vmovdqa64	%xmm2, 1232(%rdi)
-	vmovdqa64	%xmm2, 1248(%rdi)
-	vmovdqa64	%xmm2, 1264(%rdi)
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1144(%rdi)
+	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain128:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_end128
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_big128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -11150,9 +16476,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part0_128
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts0_128
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -11164,10 +16490,10 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm9, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part1_128
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts1_128
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -11178,10 +16504,10 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part2_128
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts2_128
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -11192,11 +16518,11 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part3_128:
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts3_128:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces128
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -11210,7 +16536,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_128
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings3_128
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -11218,18 +16544,424 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_128:
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings3_128:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_128
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_128:
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes3_128
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes3_128:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts0_128:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings0_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes0_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes0_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduceds128
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings1_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes1_128
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes1_128:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings2_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes2_128
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes2_128:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces128
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces128:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduceds128:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_end128
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_big128:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part0_128
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpshufd	$78, %zmm13, %zmm0
+	vpxorq	%zmm13, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part3_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part4_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part5_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part6_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending7_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole7_128
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole7_128:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_part0_128:
 	movq	$-1, %r8
@@ -11250,21 +16982,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending0_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole0_128
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole0_128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduced128
@@ -11292,18 +17024,18 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending1_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole1_128
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole1_128:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_part2_128:
@@ -11329,200 +17061,431 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending2_128:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole2_128
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole2_128:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_128
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_128:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending4_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole4_128
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole4_128:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending5_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole5_128
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole5_128:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending6_128
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole6_128
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole6_128:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce128:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduced128:
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_end128:
 .Laesgen_vaes512_gcm_r1_decrypt_data_end128:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_saved
 .Laesgen_vaes512_gcm_r1_decrypt_data_data192:
-	vmovdqa64	1040(%rdi), %xmm1
-	cmpq	$256, %rdx
+	vmovdqa64	1552(%rdi), %xmm1
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm1, %zmm1
 .Laesgen_vaes512_gcm_r1_decrypt_data_top192:
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
-	cmpq	$240, %r8
+	cmpq	$224, %r8
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	1144(%rdi), %rax
+	cmpq	1656(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 1176(%rdi)
+	cmpq	$256, 1688(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
-	vmovdqu64	(%rsi), %zmm5
-	vmovdqu64	1280(%rdi,%r8,1), %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vmovdqu64	1344(%rdi,%r8,1), %zmm3
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	1408(%rdi,%r8,1), %zmm4
-	vpclmulqdq	$0, 256(%rdi), %zmm5, %zmm6
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpclmulqdq	$17, 256(%rdi), %zmm5, %zmm7
-	vmovdqu64	1472(%rdi,%r8,1), %zmm5
-	vpclmulqdq	$0, 576(%rdi), %zmm0, %zmm8
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vmovdqu64	64(%rsi), %zmm9
+	vmovdqu64	(%rsi), %zmm7
+	vmovdqu64	1792(%rdi,%r8,1), %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	1856(%rdi,%r8,1), %zmm3
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	1920(%rdi,%r8,1), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpshufd	$78, %zmm7, %zmm8
+	vmovdqu64	1984(%rdi,%r8,1), %zmm5
+	vpxorq	%zmm7, %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm10
+	vmovdqu64	2048(%rdi,%r8,1), %zmm6
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm11
+	vmovdqu64	2112(%rdi,%r8,1), %zmm7
+	vpclmulqdq	$0, 832(%rdi), %zmm8, %zmm12
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpshufd	$78, %zmm0, %zmm13
+	vmovdqu64	2176(%rdi,%r8,1), %zmm8
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	2240(%rdi,%r8,1), %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm0, %zmm14
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm0, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_batch4(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 896(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpxorq	%zmm14, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm12, %zmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vmovdqu64	128(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	192(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	128(%rsi), %zmm9
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	256(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	192(%rsi), %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm6, %zmm6
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vmovdqu64	384(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm6, %ymm9
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti32x4	$1, %ymm6, %xmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm7, %ymm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti32x4	$1, %ymm7, %xmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm8, %xmm9
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %xmm8, %xmm9
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm12, %xmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm6, %xmm8
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm6, %xmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm8, %xmm6, %xmm6
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm6, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm12, %xmm10, %xmm10
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm7, %xmm6, %xmm6
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm6, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm10, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -11531,199 +17494,310 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	leaq	16(%rax), %r9
+	leaq	32(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	1176(%rdi), %r10
-	addq	$15, %r10
+	movq	1688(%rdi), %r10
+	addq	$31, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 1184(%rdi)
-	addq	$16, %rax
-	cmpq	1176(%rdi), %rax
+	movq	$0xffff, 1696(%rdi)
+	addq	$32, %rax
+	cmpq	1688(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 1184(%rdi)
+	cmpq	$0, 1696(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 1184(%rdi)
+	subq	$1, 1696(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	64(%rsi), %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufd	$78, %zmm9, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm0
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
+	vpshufd	$78, %zmm10, %zmm14
 	vpxorq	%zmm0, %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rsi), %zmm9
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm15, %zmm11, %zmm11
 	vbroadcasti32x4	16(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm10, %zmm12, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm13, %zmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm0
-	vmovdqu64	%zmm2, 1280(%rdi,%rax,1)
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpxorq	1216(%rdi), %zmm2, %zmm2
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm0
-	vmovdqu64	%zmm3, 1344(%rdi,%rax,1)
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpxorq	1216(%rdi), %zmm3, %zmm3
-	vmovdqu64	128(%rsi), %zmm9
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1408(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
-	vpxorq	1216(%rdi), %zmm4, %zmm4
-	vpshufd	$78, %zmm9, %zmm10
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm10, %zmm10
-	vmovdqu64	%zmm5, 1472(%rdi,%rax,1)
-	vpxorq	1216(%rdi), %zmm5, %zmm5
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vmovdqu64	128(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vmovdqu64	%zmm2, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm2, %zmm2
+	vpshufd	$78, %zmm13, %zmm14
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1856(%rdi,%rax,1)
+	vpxorq	%zmm13, %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm15
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 1920(%rdi,%rax,1)
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm4, %zmm4
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpclmulqdq	$0, 960(%rdi), %zmm14, %zmm14
+	vmovdqu64	%zmm5, 1984(%rdi,%rax,1)
+	vpshufd	$78, %zmm0, %zmm16
+	vpxorq	1728(%rdi), %zmm5, %zmm5
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vmovdqu64	%zmm6, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm0, %zmm17
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpclmulqdq	$17, 448(%rdi), %zmm0, %zmm0
+	vmovdqu64	%zmm7, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm7, %zmm7
+	vpclmulqdq	$0, 1024(%rdi), %zmm16, %zmm16
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 2176(%rdi,%rax,1)
+	vpternlogd	$150, %zmm17, %zmm15, %zmm11
+	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm0, %zmm13, %zmm10
+	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 2240(%rdi,%rax,1)
+	vpternlogd	$150, %zmm16, %zmm14, %zmm12
+	vpxorq	1728(%rdi), %zmm9, %zmm9
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vmovdqu64	256(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vmovdqu64	192(%rsi), %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	384(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm0
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm8, %ymm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm8, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm6, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vbroadcasti32x4	128(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm7, %ymm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%ymm9, %ymm7, %ymm7
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti32x4	$1, %ymm11, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm10, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpxorq	%ymm13, %ymm10, %ymm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm7, %xmm7
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm10, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpslldq	$8, %xmm7, %xmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm12, %xmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpsrldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm13, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm10, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpslldq	$8, %xmm12, %xmm13
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpsrldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm7, %xmm8, %xmm8
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	1168(%rdi), %rax
+	subq	1680(%rdi), %rax
 	andq	$255, %rax
-	movq	1176(%rdi), %r9
+	movq	1688(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_3
-	addq	$16, %rax
+	addq	$32, %rax
 	cmpq	%r9, %rax
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 1168(%rdi)
+	movq	$0, 1680(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 1176(%rdi)
+	movq	%r9, 1688(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 1168(%rdi)
-	movq	$16, 1176(%rdi)
+	movq	%r8, 1680(%rdi)
+	movq	$32, 1688(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -11733,148 +17807,247 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	64(%rsi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufd	$78, %zmm9, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
 	vbroadcasti32x4	(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rsi), %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm13, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vmovdqu64	128(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vmovdqu64	192(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	128(%rsi), %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	256(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vmovdqu64	192(%rsi), %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	384(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm8, %ymm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm7, %xmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -11883,157 +18056,256 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_192:
-	movq	1168(%rdi), %rax
+	movq	1680(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
 	movq	$256, %r9
 	cmpq	%r9, %rax
 	cmovaq	%r9, %rax
-	subq	$16, %rax
+	subq	$32, %rax
 .Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vmovdqu64	(%rsi), %zmm6
+	vmovdqu64	(%rsi), %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm0, %zmm6, %zmm6
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm4
-	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpxorq	%zmm6, %zmm7, %zmm7
+	vmovdqu64	64(%rsi), %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm5
-	vpclmulqdq	$0, 256(%rdi), %zmm6, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
-	vpclmulqdq	$17, 256(%rdi), %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm6
+	vpshufd	$78, %zmm9, %zmm0
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 256(%rdi), %zmm9, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
+	vpclmulqdq	$17, 256(%rdi), %zmm9, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpclmulqdq	$0, 832(%rdi), %zmm0, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm1, %zmm1
+	vpshufd	$78, %zmm10, %zmm14
 	vbroadcasti32x4	(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm14, %zmm14
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 576(%rdi), %zmm7, %zmm7
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rsi), %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm10, %zmm15
 	vpxorq	%zmm0, %zmm4, %zmm4
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm10, %zmm10
 	vpxorq	%zmm0, %zmm5, %zmm5
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm12, %zmm10
+	vpxorq	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	16(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm13, %zmm12
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 320(%rdi), %zmm9, %zmm11
+	vmovdqu64	128(%rsi), %zmm13
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$17, 320(%rdi), %zmm9, %zmm9
+	vmovdqu64	192(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$0, 640(%rdi), %zmm10, %zmm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vmovdqu64	128(%rsi), %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	48(%rdi), %zmm0
-	vpshufd	$78, %zmm9, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm10, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm11
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm11, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	256(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vbroadcasti32x4	64(%rdi), %zmm0
-	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vmovdqu64	320(%rsi), %zmm14
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
 	vbroadcasti32x4	80(%rdi), %zmm0
-	vmovdqu64	192(%rsi), %zmm9
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpshufd	$78, %zmm9, %zmm10
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 448(%rdi), %zmm9, %zmm11
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
 	vbroadcasti32x4	96(%rdi), %zmm0
-	vpxorq	%zmm11, %zmm8, %zmm8
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpclmulqdq	$17, 448(%rdi), %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$0, 768(%rdi), %zmm10, %zmm9
+	vmovdqu64	384(%rsi), %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	448(%rsi), %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	112(%rdi), %zmm0
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm8, %ymm9
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm8, %ymm8
+	vpxorq	%zmm13, %zmm15, %zmm15
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm8, %xmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	128(%rdi), %zmm0
+	vpxorq	%zmm14, %zmm17, %zmm17
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpxorq	%ymm9, %ymm6, %ymm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm6, %xmm9
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
 	vbroadcasti32x4	144(%rdi), %zmm0
-	vextracti64x4	$1, %zmm7, %ymm9
+	vextracti64x4	$1, %zmm11, %ymm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%ymm9, %ymm7, %ymm7
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vextracti32x4	$1, %ymm7, %xmm9
+	vpxorq	%ymm13, %ymm11, %ymm11
 	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm11, %xmm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm9, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm10, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm9, %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm10, %xmm13
 	vaesenc	%zmm0, %zmm2, %zmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpslldq	$8, %xmm7, %xmm9
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm9, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm12, %ymm13
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %xmm7, %xmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm12, %xmm12
 	vbroadcasti32x4	176(%rdi), %zmm0
-	vpxorq	%xmm9, %xmm6, %xmm6
 	vaesenc	%zmm0, %zmm2, %zmm2
+	vpxorq	%xmm10, %xmm12, %xmm12
 	vaesenc	%zmm0, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpslldq	$8, %xmm12, %xmm13
 	vaesenc	%zmm0, %zmm4, %zmm4
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm13, %xmm11, %xmm11
 	vaesenc	%zmm0, %zmm5, %zmm5
-	vpxorq	%xmm7, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vbroadcasti32x4	192(%rdi), %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm8, %xmm7
+	vpshufd	$78, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm2, %zmm2
-	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
 	vaesenclast	%zmm0, %zmm3, %zmm3
-	vpxorq	%xmm7, %xmm8, %xmm8
 	vaesenclast	%zmm0, %zmm4, %zmm4
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm11, %xmm12
 	vaesenclast	%zmm0, %zmm5, %zmm5
-	vmovdqa64	%xmm8, %xmm0
+	vpshufd	$78, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vmovdqa64	%xmm11, %xmm0
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
 	vpxorq	64(%rsi), %zmm3, %zmm3
@@ -12042,15 +18314,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu64	%zmm4, 128(%rcx)
 	vpxorq	192(%rsi), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
+	vpxorq	256(%rsi), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rcx)
+	vpxorq	320(%rsi), %zmm7, %zmm7
+	vmovdqu64	%zmm7, 320(%rcx)
+	vpxorq	384(%rsi), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 384(%rcx)
+	vpxorq	448(%rsi), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_next_steady_192
 .Laesgen_vaes512_gcm_r1_decrypt_data_next_steady_192:
-	addq	$16, %r8
+	addq	$32, %r8
 	cmpq	%rax, %r8
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
-	cmpq	$256, %rdx
+	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_again_steady_192
 .Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_192:
@@ -12060,18 +18340,20 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1216(%rdi)
-	vmovdqa64	%xmm2, 1232(%rdi)
-	vmovdqa64	%xmm2, 1248(%rdi)
-	vmovdqa64	%xmm2, 1264(%rdi)
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1144(%rdi)
+	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain192:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_end192
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_big192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -12157,9 +18439,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	movq	%rdx, %rax
 	andq	$-16, %rax
 	negq	%rax
-	leaq	512(%rdi,%rax,1), %rax
+	leaq	768(%rdi,%rax,1), %rax
 	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part0_192
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts0_192
 	vmovdqu64	(%rsi), %zmm9
 	vpxorq	%zmm9, %zmm3, %zmm3
 	vmovdqu64	%zmm3, (%rcx)
@@ -12171,10 +18453,10 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm9, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm0
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part1_192
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts1_192
 	vmovdqu64	64(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm4, %zmm4
 	vmovdqu64	%zmm4, 64(%rcx)
@@ -12185,10 +18467,10 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
 	cmpq	$192, %rdx
-	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part2_192
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts2_192
 	vmovdqu64	128(%rsi), %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vmovdqu64	%zmm5, 128(%rcx)
@@ -12199,11 +18481,11 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
 	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm0
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
 	vpxorq	%zmm0, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part3_192:
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts3_192:
 	subq	$192, %rdx
-	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces192
 	movq	$-1, %r8
 	bzhiq	%rdx, %r8, %r8
 	kmovq	%r8, %k1
@@ -12217,7 +18499,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqu8	%zmm3, 192(%rcx){%k1}
 	vmovdqu8	%zmm0, %zmm3{%k2}{z}
 	testq	%r8, %r8
-	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_192
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings3_192
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
 	vpshufd	$78, %zmm3, %zmm4
 	vpxorq	%zmm3, %zmm4, %zmm4
@@ -12225,18 +18507,442 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm5, %zmm2, %zmm2
 	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
 	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 512(%rax), %zmm4, %zmm3
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
 	vpxorq	%zmm3, %zmm8, %zmm8
-.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_192:
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings3_192:
 	testq	$15, %rdx
-	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_192
-	vmovdqu64	%zmm6, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
-.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_192:
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes3_192
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes3_192:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts0_192:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings0_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes0_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes0_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduceds192
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm3
+	vmovdqu8	%zmm3, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings1_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes1_192
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes1_192:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_parts2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm3
+	vmovdqu8	%zmm3, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings2_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pendings2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes2_192
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_wholes2_192:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces192
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduces192:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduceds192:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_end192
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_big192:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm2
+	vaesenc	%zmm2, %zmm3, %zmm3
+	vaesenc	%zmm2, %zmm4, %zmm4
+	vaesenc	%zmm2, %zmm5, %zmm5
+	vaesenc	%zmm2, %zmm6, %zmm6
+	vaesenc	%zmm2, %zmm7, %zmm7
+	vaesenc	%zmm2, %zmm8, %zmm8
+	vaesenc	%zmm2, %zmm9, %zmm9
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm2
+	vaesenclast	%zmm2, %zmm3, %zmm3
+	vaesenclast	%zmm2, %zmm4, %zmm4
+	vaesenclast	%zmm2, %zmm5, %zmm5
+	vaesenclast	%zmm2, %zmm6, %zmm6
+	vaesenclast	%zmm2, %zmm7, %zmm7
+	vaesenclast	%zmm2, %zmm8, %zmm8
+	vaesenclast	%zmm2, %zmm9, %zmm9
+	vaesenclast	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part0_192
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpshufd	$78, %zmm13, %zmm0
+	vpxorq	%zmm13, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm13, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part3_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part4_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part5_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part6_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm0, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm3
+	vmovdqu8	%zmm3, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending7_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole7_192
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole7_192:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_part0_192:
 	movq	$-1, %r8
@@ -12257,21 +18963,21 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%zmm0, %zmm5, %zmm5
 	vpshufd	$78, %zmm5, %zmm6
 	vpxorq	%zmm5, %zmm6, %zmm6
-	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
-	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
 	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm7, %zmm7
-	vpclmulqdq	$0, 320(%rax), %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm8, %zmm8
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending0_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole0_192
-	vmovdqu64	%zmm3, 896(%rdi)
-	vmovdqu64	%zmm4, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm3
-	vmovdqa64	%xmm3, 1072(%rdi)
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole0_192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduced192
@@ -12299,18 +19005,18 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending1_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole1_192
-	vmovdqu64	%zmm4, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole1_192:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_part2_192:
@@ -12336,54 +19042,205 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, 448(%rax), %zmm4, %zmm3
-	vpxorq	%zmm3, %zmm8, %zmm8
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending2_192:
 	testq	$15, %rdx
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole2_192
-	vmovdqu64	%zmm5, 896(%rdi)
-	vmovdqu64	%zmm0, 960(%rdi)
-	vmovdqa64	896(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1088(%rdi)
-	vmovdqa64	960(%rdi,%r8,1), %xmm0
-	vmovdqa64	%xmm0, 1072(%rdi)
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole2_192:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm3
+	vmovdqu8	%zmm3, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_192
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole3_192:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm3
+	vmovdqu8	%zmm3, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending4_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole4_192
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole4_192:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm3
+	vmovdqu8	%zmm3, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending5_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole5_192
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole5_192:
+	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_part6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm3
+	vmovdqu8	%zmm3, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending6_192
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_pending6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole6_192
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r1_decrypt_data_tail_whole6_192:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_reduce192:
 	vextracti64x4	$1, %zmm2, %ymm0
 	vpxorq	%ymm0, %ymm2, %ymm2
 	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm7, %ymm0
-	vpxorq	%ymm0, %ymm7, %ymm7
-	vextracti32x4	$1, %ymm7, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
-	vextracti64x4	$1, %zmm8, %ymm0
-	vpxorq	%ymm0, %ymm8, %ymm8
-	vextracti32x4	$1, %ymm8, %xmm0
-	vpxorq	%xmm0, %xmm8, %xmm8
-	vpxorq	%xmm2, %xmm8, %xmm8
-	vpxorq	%xmm7, %xmm8, %xmm8
-	vpslldq	$8, %xmm8, %xmm0
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm8, %xmm0
-	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm2, %xmm0
 	vpshufd	$78, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_unreduced192:
 .Laesgen_vaes512_gcm_r1_decrypt_data_tail_end192:
 .Laesgen_vaes512_gcm_r1_decrypt_data_end192:
-	vmovdqa64	%xmm1, 1040(%rdi)
+	vmovdqa64	%xmm1, 1552(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_saved
 .Laesgen_vaes512_gcm_r1_decrypt_data_saved:
-	vmovdqa64	%xmm0, 1056(%rdi)
+	vmovdqa64	%xmm0, 1568(%rdi)
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -12404,10 +19261,10 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
 .Laesgen_vaes512_gcm_r1_decrypt_data_batch4:
-	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	6
 .Laesgen_vaes512_gcm_r1_decrypt_data_bswap512:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00

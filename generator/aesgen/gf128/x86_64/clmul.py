@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ...dsl.builder import KernelBuilder
 from ...dsl.operands import Imm, Mem, Reg
-from ...kernels.vector_ops import VectorOps
+from ...kernels.vector_ops import XOR3, VectorOps
 
 BSWAP128 = bytes(range(15, -1, -1))
 # qword 0 = 1, qword 1 = 0xC200000000000000: the reduction constant (qword 1) and, as a
@@ -146,6 +146,42 @@ class ClmulHash:
             t = b.vec(w)
             v.clmul(t, src, key, imm)
             v.xor(part, part, t)
+        return acc
+
+    def multiply_two(self, xs: tuple[Reg, Reg], hs: tuple, hks: tuple | None,
+                     acc: Products | None) -> Products:
+        """acc += xs[0] * hs[0] + xs[1] * hs[1], unreduced, for EVEX: the two registers'
+        products are summed three at a time (VPTERNLOGD), 3 or 4 sums for the pair where
+        one XOR a product takes 6 or 8. Schoolbook when hks is None, else Karatsuba with
+        hks[i] the middle key of hs[i]."""
+        b, v, w = self.b, self.v, xs[0].width
+        if not v.evex:
+            raise ValueError("multiply_two sums with VPTERNLOGD: EVEX only")
+        parts: list[list[Reg]] = [[], [], []]            # lo, hi, middle products
+        for i, (x, h) in enumerate(zip(xs, hs)):
+            if hks is None:
+                forms = ((0, x, h, 0x00), (1, x, h, 0x11), (2, x, h, 0x01), (2, x, h, 0x10))
+            else:
+                xk = b.vec(w)
+                v.shuffle_dwords(xk, x, 0x4E)
+                v.xor(xk, xk, x)                          # x.lo ^ x.hi in both qwords
+                forms = ((0, x, h, 0x00), (1, x, h, 0x11), (2, xk, hks[i], 0x00))
+            for k, src, key, imm in forms:
+                t = b.vec(w)
+                v.clmul(t, src, key, imm)
+                parts[k].append(t)
+        if acc is None:
+            acc = Products(b.vec(w), b.vec(w), b.vec(w), karatsuba=hks is not None)
+            for dst, terms in zip((acc.lo, acc.hi, acc.mi), parts):
+                if len(terms) == 2:
+                    v.xor(dst, terms[0], terms[1])
+                else:
+                    v.xor3(dst, terms[0], terms[1], terms[2])
+                    v.xor(dst, dst, terms[3])
+            return acc
+        for dst, terms in zip((acc.lo, acc.hi, acc.mi), parts):
+            for j in range(0, len(terms), 2):
+                v.ternary(dst, terms[j], terms[j + 1], XOR3)
         return acc
 
     def karatsuba_key(self, h: Reg) -> Reg:

@@ -54,6 +54,7 @@ ENTRIES = ("init", "seal", "open", "start", "aad", "encrypt", "decrypt", "finish
 # the data path, once a direction: seal and encrypt call one, open and decrypt the other
 DATA_PATH = {False: "encrypt_data", True: "decrypt_data"}
 PHASES = ("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail")
+SMALL_TAIL = 4                  # zmm registers of the masked tail of at most 256 bytes
 NO_WINDOW = -1                  # FACE_WINDOW when no window is cached (counter >> 8 < 2^24)
 
 
@@ -243,18 +244,38 @@ class Body:
                                                           h.disp + apart, h.rip_label), acc)
         return self.hash.multiply(y, h, acc)
 
+    def mul_powers_two(self, ys: list[Reg], i: int, acc):
+        """acc += ys[0] * H^i + ys[1] * H^(i - lanes), each lane by its own power (EVEX)."""
+        width = ys[0].width
+        lanes = width // 128
+        hs = tuple(self.power(i - lanes * j, width) for j in range(2))
+        hks = None
+        if self.k.karatsuba:
+            hks = tuple(self.power(i - lanes * j, width, field="H_KARATSUBA") for j in range(2))
+        return self.hash.multiply_two(tuple(ys), hs, hks, acc)
+
     def hash_blocks(self, x: Reg, ptr: Reg, n: int, disp: int = 0, width: int = 128) -> None:
         """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr + disp: one
         reduction. At width 256 a register takes two blocks, the powers two a load."""
         h, acc, lanes = self.hash, None, width // 128
-        for j in range(n // lanes):
-            y = self.b.vec(width)
-            with self.b.phase("load_store"):
-                h.load_block(y, Mem(width, base=ptr, disp=disp + 16 * lanes * j))
-            with self.b.phase("ghash_multiply"):
+        regs = n // lanes
+        # under EVEX the registers go in pairs, their products summed three at a time
+        step = 2 if self.v.evex and regs % 2 == 0 else 1
+        for j0 in range(0, regs, step):
+            ys = []
+            for j in range(j0, j0 + step):
+                y = self.b.vec(width)
+                with self.b.phase("load_store"):
+                    h.load_block(y, Mem(width, base=ptr, disp=disp + 16 * lanes * j))
                 if j == 0:
-                    self.v.xor(y, y, x.view(width))   # X in lane 0; the upper lanes are 0
-                acc = self.mul_power(y, n - lanes * j, acc)
+                    with self.b.phase("ghash_multiply"):
+                        self.v.xor(y, y, x.view(width))   # X in lane 0; upper lanes are 0
+                ys.append(y)
+            with self.b.phase("ghash_multiply"):
+                if step == 1:
+                    acc = self.mul_power(ys[0], n - lanes * j0, acc)
+                else:
+                    acc = self.mul_powers_two(ys, n - lanes * j0, acc)
         with self.b.phase("reduction"):
             self.v.copy(x, h.reduce(acc))
 
@@ -676,27 +697,45 @@ class Body:
     def _masked_tail(self, bits: int, x: Reg, c: Reg, inp: Reg, length: Reg, out: Reg,
                      decrypt: bool) -> None:
         """The last ``length`` bytes (less than a batch) on zmm, with no loop: one AES batch
-        of k.batch registers of counters; each register's 64 bytes are loaded, XORed and
-        stored whole, or, in the register the message ends in, through a byte mask (masked
+        of registers of counters (SMALL_TAIL of them up to 64 SMALL_TAIL bytes, else
+        k.batch); each register's 64 bytes are loaded, XORed and stored whole, or, in the register the message ends in, through a byte mask (masked
         loads and stores touch nothing past the buffers); the whole blocks are hashed with
         one reduction, lane l of register j by H~^(f - 4j - l) for f whole blocks, read
         from a pointer set by the (public) length: lanes past the whole blocks are zero
         and meet the zero slots after H~^1. A partial last block leaves its keystream in
         KEYSTREAM and its ciphertext in PENDING, as a streaming call expects."""
+        a, b, k = self.a, self.b, self.k
+        end = b.label(f"tail_end{bits}")
+        with b.region(f"tail-{bits}"), b.phase("tail"):
+            a.test(length, length)
+            a.je(end)
+        if k.batch > SMALL_TAIL:                     # a short tail needs no full batch
+            big = b.label(f"tail_big{bits}")
+            with b.region(f"tail-{bits}"), b.phase("tail"):
+                a.cmp(length, Imm(64 * SMALL_TAIL))
+                a.ja(big)
+            self._tail_registers(bits, x, c, inp, length, out, decrypt, SMALL_TAIL, "s")
+            with b.region(f"tail-{bits}"), b.phase("tail"):
+                a.jmp(end)
+            b.bind(big)
+        self._tail_registers(bits, x, c, inp, length, out, decrypt, k.batch, "")
+        b.bind(end)
+
+    def _tail_registers(self, bits: int, x: Reg, c: Reg, inp: Reg, length: Reg, out: Reg,
+                        decrypt: bool, regs: int, tag: str) -> None:
+        """_masked_tail's work with ``regs`` registers (0 < length <= 64 regs); label
+        names take ``tag``."""
         a, b, v, h, k = self.a, self.b, self.v, self.hash, self.k
         lanes, width = k.lanes, 512
-        end, reduce_, unreduced = (b.label(f"tail_end{bits}"), b.label(f"tail_reduce{bits}"),
-                                   b.label(f"tail_unreduced{bits}"))
+        reduce_, unreduced = (b.label(f"tail_reduce{tag}{bits}"),
+                              b.label(f"tail_unreduced{tag}{bits}"))
         with b.region(f"tail-{bits}"):
-            with b.phase("tail"):
-                a.test(length, length)
-                a.je(end)
             wide = b.vec(width)
             with b.phase("counter"):
                 v.broadcast_register(wide, c)
                 self.k.counter.vector_add(v, wide, wide, b.const(f"lanes{lanes}", b"".join(
                     lane.to_bytes(16, "little") for lane in range(lanes)), align=64))
-            blocks = self._counters(wide, k.batch)
+            blocks = self._counters(wide, regs)
             with b.phase("counter"):                   # c += ceil(length / 16)
                 n, t = b.gp(), b.xmm()
                 a.lea(n, Mem(64, base=length, disp=15))
@@ -714,7 +753,7 @@ class Body:
                 a.neg(pw)
                 a.lea(pw, Mem(64, base=self.ctx, index=pw,
                               disp=k.layout.offset("H_POWERS") + 16 * k.powers))
-            partials = [b.label(f"tail_part{j}_{bits}") for j in range(k.batch)]
+            partials = [b.label(f"tail_part{tag}{j}_{bits}") for j in range(regs)]
 
             def hash_register(y: Reg, j: int) -> None:
                 with b.phase("ghash_multiply"):
@@ -723,7 +762,7 @@ class Body:
                         v.xor(y, y, x.view(width))     # X joins the first block
                     self.mul_power_at(y, Mem(width, base=pw, disp=64 * j), acc)
 
-            for j in range(k.batch - 1):               # the registers the message fills
+            for j in range(regs - 1):               # the registers the message fills
                 with b.phase("loop"):
                     a.cmp(length, Imm(64 * (j + 1)))
                     a.jb(partials[j])
@@ -734,7 +773,7 @@ class Body:
                     v.store(Mem(width, base=out, disp=64 * j), blocks[j], aligned=False)
                 hash_register(d if decrypt else blocks[j], j)
             # the register the message ends in: the last falls through from the loop above
-            for j in [k.batch - 1] + list(range(k.batch - 1)):
+            for j in [regs - 1] + list(range(regs - 1)):
                 b.bind(partials[j])
                 rest, whole = b.gp(), b.gp()
                 with b.phase("tail"):
@@ -756,13 +795,13 @@ class Body:
                     hashed = d if decrypt else e
                     y = b.vec(width)
                     v.keep_masked(y, hashed, kw)
-                    pending = b.label(f"tail_pending{j}_{bits}")
+                    pending = b.label(f"tail_pending{tag}{j}_{bits}")
                     a.test(whole, whole)
                     a.je(pending)
                 hash_register(y, j)
                 with b.phase("tail"):
                     b.bind(pending)
-                    done = b.label(f"tail_whole{j}_{bits}")
+                    done = b.label(f"tail_whole{tag}{j}_{bits}")
                     b.emit("test", rest, Imm(15))
                     a.je(done)                         # no partial block
                     v.store(self.f("TAIL", width=width), blocks[j])
@@ -783,7 +822,6 @@ class Body:
             with b.phase("reduction"):
                 v.copy(x, h.reduce(acc))
             b.bind(unreduced)
-        b.bind(end)
 
     # --- nonce and tag -----------------------------------------------------------------
     def start(self, nonce: Reg, nonce_len: Reg) -> None:
