@@ -3,12 +3,13 @@ CPU: against the Python GCM model (model/gcm.py), with every buffer and the cont
 against the end of their regions, so a read or write past them faults.
 
 What is particular to zmm, each checked here:
-  - the masked tail (a message's last bytes below one batch of 16 blocks: one AES batch,
-    byte-masked loads and stores, powers chosen by the length): every length 0..300 and
-    around two batches, seal and open, open in place;
+  - the masked tail (a message's last bytes below one batch, 4 x zmm_batch blocks: one AES
+    batch of 4 registers up to 256 bytes, else of the batch, byte-masked loads and stores,
+    powers chosen by the length): every length 0..300, 430..530 and some of 1000..1100,
+    seal and open, open in place;
   - the streaming state it leaves (KEYSTREAM and PENDING of a partial block): messages
     cut into pieces that end inside a register, continued by the next call;
-  - the 16-block batches with FACE: a run of TLS-style records (a static IV XOR a sequence
+  - the batches with FACE: a run of TLS-style records (a static IV XOR a sequence
     number) whose table fills and is then used (read in the context);
   - inc32 wrapping inside the lanes of one register: a 16-byte nonce built so that J0
     ends in 0xfffffff5 (J0 = N H^2 ^ L H is linear in N, so N is solved for).
