@@ -271,12 +271,8 @@ def ctr_xor(key: KeyOrRoundKeys, iv: bytes, data: bytes, offset: int = 0,
         raise ValueError("offset must be non-negative")
     first_block, skip = divmod(offset, BLOCK_SIZE)
     nblocks = -(-(skip + len(data)) // BLOCK_SIZE)
-    if counter_bits == 128:
-        stream = _keystream_blocks(
-            as_round_keys(key), _initial_counter(iv) + first_block, nblocks
-        )
-    else:
-        rk = as_round_keys(key)
-        stream = b"".join(encrypt_block(rk, counter_block_at(iv, first_block + i, counter_bits))
-                          for i in range(nblocks))
+    _initial_counter(iv)                               # checks the IV's length
+    rk = as_round_keys(key)
+    stream = b"".join(encrypt_block(rk, counter_block_at(iv, first_block + i, counter_bits))
+                      for i in range(nblocks))
     return xor_bytes(bytes(data), stream[skip:skip + len(data)])

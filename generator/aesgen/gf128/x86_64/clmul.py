@@ -108,45 +108,44 @@ class ClmulHash:
         v.xor(x, x, m)
         return x
 
-    def multiply(self, x: Reg, h: Reg | Mem, acc: Products | None) -> Products:
-        """acc += x * h, unreduced (schoolbook: four carry-less multiplies). x is kept.
-        Each product goes into the sum as soon as it exists, so one temporary is live."""
+    def _forms(self, x: Reg, h: Reg | Mem, hk: Reg | Mem | None) -> tuple:
+        """The carry-less multiplies of x * h as (part, source, key, imm), part 0/1/2 =
+        low/high/middle: schoolbook's four, or with hk (h.lo ^ h.hi, precomputed with the
+        powers) Karatsuba's three, the middle one on x.lo ^ x.hi (computed here)."""
+        if hk is None:
+            return ((0, x, h, 0x00), (1, x, h, 0x11), (2, x, h, 0x01), (2, x, h, 0x10))
+        xs = self.karatsuba_key(x)
+        return ((0, x, h, 0x00), (1, x, h, 0x11), (2, xs, hk, 0x00))
+
+    def _accumulate(self, x: Reg, h: Reg | Mem, hk: Reg | Mem | None,
+                    acc: Products | None) -> Products:
+        """acc += x * h, each product into the sum as soon as it exists (one temporary
+        live); a new sum takes the first product of each part directly."""
         b, v, w = self.b, self.v, x.width
-        if acc is None:
-            acc = Products(b.vec(w), b.vec(w), b.vec(w))
-            v.clmul(acc.lo, x, h, 0x00)
-            v.clmul(acc.hi, x, h, 0x11)
-            v.clmul(acc.mi, x, h, 0x01)
-        else:
-            for imm, part in ((0x00, acc.lo), (0x11, acc.hi), (0x01, acc.mi)):
-                t = b.vec(w)
-                v.clmul(t, x, h, imm)
-                v.xor(part, part, t)
-        t = b.vec(w)
-        v.clmul(t, x, h, 0x10)
-        v.xor(acc.mi, acc.mi, t)
+        forms = self._forms(x, h, hk)
+        fresh = acc is None
+        if fresh:
+            acc = Products(b.vec(w), b.vec(w), b.vec(w), karatsuba=hk is not None)
+        parts, started = (acc.lo, acc.hi, acc.mi), set()
+        for k, src, key, imm in forms:
+            if fresh and k not in started:
+                v.clmul(parts[k], src, key, imm)
+                started.add(k)
+                continue
+            t = b.vec(w)
+            v.clmul(t, src, key, imm)
+            v.xor(parts[k], parts[k], t)
         return acc
+
+    def multiply(self, x: Reg, h: Reg | Mem, acc: Products | None) -> Products:
+        """acc += x * h, unreduced (schoolbook: four carry-less multiplies). x is kept."""
+        return self._accumulate(x, h, None, acc)
 
     def multiply_karatsuba(self, x: Reg, h: Reg | Mem, hk: Reg | Mem,
                            acc: Products | None) -> Products:
         """acc += x * h with three carry-less multiplies: hk holds h.lo ^ h.hi in its low
         qword (precomputed with the powers); the middle term is fixed once, in reduce."""
-        b, v, w = self.b, self.v, x.width
-        xs = b.vec(w)
-        v.shuffle_dwords(xs, x, 0x4E)
-        v.xor(xs, xs, x)                          # x.lo ^ x.hi in both qwords
-        if acc is None:
-            acc = Products(b.vec(w), b.vec(w), b.vec(w), karatsuba=True)
-            v.clmul(acc.lo, x, h, 0x00)
-            v.clmul(acc.hi, x, h, 0x11)
-            v.clmul(acc.mi, xs, hk, 0x00)
-            return acc
-        for part, src, key, imm in ((acc.lo, x, h, 0x00), (acc.hi, x, h, 0x11),
-                                    (acc.mi, xs, hk, 0x00)):
-            t = b.vec(w)
-            v.clmul(t, src, key, imm)
-            v.xor(part, part, t)
-        return acc
+        return self._accumulate(x, h, hk, acc)
 
     def multiply_two(self, xs: tuple[Reg, Reg], hs: tuple, hks: tuple | None,
                      acc: Products | None) -> Products:
@@ -159,14 +158,7 @@ class ClmulHash:
             raise ValueError("multiply_two sums with VPTERNLOGD: EVEX only")
         parts: list[list[Reg]] = [[], [], []]            # lo, hi, middle products
         for i, (x, h) in enumerate(zip(xs, hs)):
-            if hks is None:
-                forms = ((0, x, h, 0x00), (1, x, h, 0x11), (2, x, h, 0x01), (2, x, h, 0x10))
-            else:
-                xk = b.vec(w)
-                v.shuffle_dwords(xk, x, 0x4E)
-                v.xor(xk, xk, x)                          # x.lo ^ x.hi in both qwords
-                forms = ((0, x, h, 0x00), (1, x, h, 0x11), (2, xk, hks[i], 0x00))
-            for k, src, key, imm in forms:
+            for k, src, key, imm in self._forms(x, h, None if hks is None else hks[i]):
                 t = b.vec(w)
                 v.clmul(t, src, key, imm)
                 parts[k].append(t)
@@ -185,7 +177,8 @@ class ClmulHash:
         return acc
 
     def karatsuba_key(self, h: Reg) -> Reg:
-        """h.lo ^ h.hi in both qwords: the key Karatsuba's middle multiply takes."""
+        """h.lo ^ h.hi in both qwords: the operand of Karatsuba's middle multiply (of a
+        power of H, precomputed, or of a block)."""
         k = self.b.vec(h.width)
         self.v.shuffle_dwords(k, h, 0x4E)
         self.v.xor(k, k, h)
